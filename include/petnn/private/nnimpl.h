@@ -1,0 +1,182 @@
+/* Private implementation structs of PetNN objects. Layer, optimizer and data-set types include this. */
+#pragma once
+
+#include <petnn.h>
+#include <petsc/private/petscimpl.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- random numbers
+   xoshiro256** with splitmix64 seeding: a 32-byte state that checkpoints can store, so a
+   restarted run draws exactly the numbers an uninterrupted one would. */
+typedef struct {
+  uint64_t s[4];
+} NNRandom;
+
+PETSC_INTERN void      NNRandomSeed(NNRandom *, uint64_t);
+PETSC_INTERN uint64_t  NNRandomNext(NNRandom *);
+PETSC_INTERN PetscReal NNRandomUniform(NNRandom *); /* [0,1) with 53 random bits */
+PETSC_INTERN void      NNRandomShuffle(NNRandom *, PetscInt, PetscInt[]);
+
+/* ---------------------------------------------------------------- log events */
+PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
+
+/* ---------------------------------------------------------------- layers */
+typedef enum {
+  NN_TENSOR_PARAM, /* trainable: lives in the network's parameter and gradient Vecs */
+  NN_TENSOR_BUFFER /* state such as running statistics: lives in the network's buffer Vec */
+} NNTensorKind;
+
+/* One named tensor of a layer (a state_dict entry such as "weight" with PyTorch shape). */
+typedef struct {
+  char         name[64];
+  NNTensorKind kind;
+  PetscInt     ndim;
+  PetscInt     dim[NN_MAX_DIM];
+  PetscInt     size;
+  PetscInt     offset; /* within the layer's slice of the parameter (or buffer) array */
+} NNTensor;
+
+#define NN_MAX_TENSORS 8
+
+typedef struct _NNLayerOps *NNLayerOps;
+struct _NNLayerOps {
+  PetscErrorCode (*setfromoptions)(NNLayer, PetscOptionItems *);
+  /* given inshape and nbatch: set outshape, declare tensors, allocate workspace */
+  PetscErrorCode (*setup)(NNLayer);
+  /* y = f(x) for the first n samples; keep what backward needs */
+  PetscErrorCode (*forward)(NNLayer, PetscInt, const PetscScalar *, PetscScalar *);
+  /* dx = f'(x)^T dy (dx may be NULL: not needed); ADD the parameter gradient into dtheta */
+  PetscErrorCode (*backward)(NNLayer, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+  /* initialize parameters (theta) and buffers (buf) with the layer's rng */
+  PetscErrorCode (*initialize)(NNLayer);
+  PetscErrorCode (*view)(NNLayer, PetscViewer);
+  PetscErrorCode (*reset)(NNLayer); /* free workspace made by setup */
+  PetscErrorCode (*destroy)(NNLayer);
+};
+
+struct _p_NNLayer {
+  PETSCHEADER(struct _NNLayerOps);
+  NNShape   inshape, outshape;
+  PetscInt  nbatch;   /* batch capacity */
+  PetscBool training; /* train (dropout on, batch statistics) or eval mode */
+  PetscBool setupcalled;
+
+  /* tensors and the slices of the network's arrays they live in */
+  PetscInt  ntensors;
+  NNTensor  tensors[NN_MAX_TENSORS];
+  PetscInt  nparam, nbuf; /* sizes of this layer's own slices (children excluded) */
+  PetscInt  poff, boff;   /* offsets of the slices in the network's arrays */
+  PetscScalar       *dtheta; /* valid during backward */
+  const PetscScalar *theta;  /* valid during forward and backward */
+  PetscScalar       *buf;    /* valid during forward and backward */
+
+  /* nested layers (residual blocks, later ODE vector fields) */
+  PetscInt  nchildren;
+  NNLayer  *children;
+
+  NNRandom *rng; /* the network's generator (dropout masks, initialization) */
+  void     *data;
+};
+
+PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
+PETSC_INTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
+PETSC_INTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
+
+/* ---------------------------------------------------------------- losses */
+typedef struct {
+  /* mean loss over the first n samples and dL/dy (dy may be NULL) */
+  PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
+  PetscBool classification; /* targets are class indices, accuracy is meaningful */
+} NNLossOps;
+
+PETSC_INTERN PetscErrorCode NNLossGetOps(NNLossType, NNLossOps *);
+PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);
+
+/* ---------------------------------------------------------------- optimizers */
+typedef struct _NNOptOps *NNOptOps;
+struct _NNOptOps {
+  PetscErrorCode (*setfromoptions)(NNOpt, PetscOptionItems *);
+  PetscErrorCode (*setup)(NNOpt, Vec); /* create state vectors shaped like the parameters */
+  PetscErrorCode (*step)(NNOpt, PetscReal, Vec, Vec);
+  PetscErrorCode (*view)(NNOpt, PetscViewer);
+  PetscErrorCode (*destroy)(NNOpt);
+};
+
+#define NN_OPT_MAX_STATE 3
+
+struct _p_NNOpt {
+  PETSCHEADER(struct _NNOptOps);
+  PetscReal lr0, lr, weight_decay;
+  char      schedule[16];
+  PetscInt  step_size; /* step schedule: decay every step_size epochs */
+  PetscReal gamma;     /* step schedule factor */
+  PetscInt  tmax;      /* cosine period in epochs (0: number of training epochs) */
+  PetscReal lr_min;
+  PetscInt  nsteps;    /* optimizer steps taken (Adam bias correction) */
+  /* state vectors, each the size of the parameter Vec, named as in PyTorch's optimizer state */
+  PetscInt  nstate;
+  Vec       state[NN_OPT_MAX_STATE];
+  char      statename[NN_OPT_MAX_STATE][32];
+  PetscBool setupcalled;
+  void     *data;
+};
+
+PETSC_INTERN PetscErrorCode NNOptAddState(NNOpt, Vec, const char[]);
+
+/* ---------------------------------------------------------------- data sets */
+typedef struct _NNDataOps *NNDataOps;
+struct _NNDataOps {
+  PetscErrorCode (*setfromoptions)(NNData, PetscOptionItems *);
+  PetscErrorCode (*setup)(NNData); /* read the files; set nsamples, shape, ntarget */
+  /* copy samples idx[0..n) into x ([n][size(shape)]) and t ([n][ntarget]) */
+  PetscErrorCode (*getbatch)(NNData, PetscInt, const PetscInt[], PetscScalar *, PetscScalar *);
+  PetscErrorCode (*view)(NNData, PetscViewer);
+  PetscErrorCode (*destroy)(NNData);
+};
+
+struct _p_NNData {
+  PETSCHEADER(struct _NNDataOps);
+  PetscInt  nsamples, maxsamples, ntarget;
+  NNShape   shape;
+  char     *filename; /* the main file (binary, HDF5); IDX uses its own pair */
+  PetscBool setupcalled;
+  void     *data;
+};
+
+/* ---------------------------------------------------------------- networks */
+struct _p_NN {
+  PETSCHEADER(int);
+  NNShape   inshape;
+  PetscInt  nlayers, maxlayers;
+  NNLayer  *layers;
+  char      loss[32];
+  NNLossOps lossops;
+  PetscInt  nbatch; /* batch capacity = minibatch size */
+  PetscInt  epochs, epoch, step; /* epochs to train, epochs done, optimizer steps done */
+  PetscInt64 seed;
+  NNRandom  rng;
+  PetscBool training, setupcalled;
+
+  Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential, replicated on every rank) */
+  Vec      *act;                /* act[0] input, act[i+1] output of layer i */
+  Vec      *dact;               /* gradients of the activations */
+  NNOpt     opt;
+
+  /* training controls */
+  PetscBool monitor, shuffle;
+  char      checkpoint[PETSC_MAX_PATH_LEN];
+  PetscInt  checkpoint_every;
+  PetscBool gradcheck;
+  PetscReal gradcheck_tol;
+};
+
+/* recursive walks over a network's layers (children included, depth first) */
+PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);
+typedef PetscErrorCode (*NNTensorVisitor)(NN, NNLayer, const char *, NNTensor *, void *);
+PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
+
+/* HDF5 helpers (rank 0 of the caller does the file work) */
+PETSC_INTERN PetscErrorCode NNH5WriteArray(int64_t, const char[], PetscInt, const PetscInt[], const PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNH5ReadArray(int64_t, const char[], PetscInt, const PetscInt[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNH5GetShape(int64_t, const char[], PetscInt *, PetscInt[]);

@@ -1,0 +1,179 @@
+/*
+   Pointwise activation layers: relu, leaky_relu, tanh, sigmoid, gelu.
+
+   Each type supplies y = f(x) and dy/dx evaluated from x and y; the forward and backward
+   loops are shared. The output shape equals the input shape (dense or spatial).
+*/
+#include <petnn/private/nnimpl.h>
+
+typedef struct {
+  PetscReal (*f)(PetscReal x, PetscReal slope);
+  PetscReal (*df)(PetscReal x, PetscReal y, PetscReal slope); /* derivative from input and output */
+  PetscReal slope;                                            /* leaky ReLU negative slope */
+} NNLayer_Activation;
+
+static PetscReal ReLU(PetscReal x, PetscReal s) { return x > 0 ? x : 0; }
+static PetscReal DReLU(PetscReal x, PetscReal y, PetscReal s) { return x > 0 ? 1 : 0; }
+static PetscReal Leaky(PetscReal x, PetscReal s) { return x > 0 ? x : s * x; }
+static PetscReal DLeaky(PetscReal x, PetscReal y, PetscReal s) { return x > 0 ? 1 : s; }
+static PetscReal Tanh(PetscReal x, PetscReal s) { return PetscTanhReal(x); }
+static PetscReal DTanh(PetscReal x, PetscReal y, PetscReal s) { return 1 - y * y; }
+static PetscReal Sigmoid(PetscReal x, PetscReal s) { return x >= 0 ? 1 / (1 + PetscExpReal(-x)) : PetscExpReal(x) / (1 + PetscExpReal(x)); }
+static PetscReal DSigmoid(PetscReal x, PetscReal y, PetscReal s) { return y * (1 - y); }
+/* exact GELU as torch.nn.GELU(approximate='none'): x Phi(x) */
+static PetscReal Gelu(PetscReal x, PetscReal s) { return 0.5 * x * (1 + erf(x * M_SQRT1_2)); }
+static PetscReal DGelu(PetscReal x, PetscReal y, PetscReal s) { return 0.5 * (1 + erf(x * M_SQRT1_2)) + x * PetscExpReal(-0.5 * x * x) * 0.5 * M_2_SQRTPI * M_SQRT1_2; }
+
+static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
+{
+  PetscFunctionBegin;
+  l->outshape = l->inshape;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
+{
+  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
+  PetscInt            N = n * NNShapeSize(&l->inshape);
+
+  PetscFunctionBegin;
+  if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
+    for (PetscInt i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
+  } else {
+    for (PetscInt i = 0; i < N; i++) y[i] = a->f(x[i], a->slope);
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
+{
+  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
+  PetscInt            N = n * NNShapeSize(&l->inshape);
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  if (a->f == ReLU) {
+    for (PetscInt i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0;
+  } else {
+    for (PetscInt i = 0; i < N; i++) dx[i] = dy[i] * a->df(x[i], y[i], a->slope);
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetFromOptions_LeakyReLU(NNLayer l, PetscOptionItems *PetscOptionsObject)
+{
+  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Leaky ReLU options");
+  PetscCall(PetscOptionsReal("-slope", "Slope for negative inputs", "NNLayerLeakyReLUSetSlope", a->slope, &a->slope, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerView_LeakyReLU(NNLayer l, PetscViewer v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "negative slope %g\n", (double)((NNLayer_Activation *)l->data)->slope));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerLeakyReLUSetSlope_LeakyReLU(NNLayer l, PetscReal slope)
+{
+  PetscFunctionBegin;
+  ((NNLayer_Activation *)l->data)->slope = slope;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDestroy_Activation(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NULL));
+  PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreate_Activation(NNLayer l, PetscReal (*f)(PetscReal, PetscReal), PetscReal (*df)(PetscReal, PetscReal, PetscReal))
+{
+  NNLayer_Activation *a;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&a));
+  a->f              = f;
+  a->df             = df;
+  l->data           = a;
+  l->ops->setup     = NNLayerSetUp_Activation;
+  l->ops->forward   = NNLayerForward_Activation;
+  l->ops->backward  = NNLayerBackward_Activation;
+  l->ops->destroy   = NNLayerDestroy_Activation;
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERRELU - "relu": y = max(x, 0)
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_ReLU(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Activation(l, ReLU, DReLU));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERLEAKYRELU - "leaky_relu": y = x for x > 0, slope*x otherwise (torch.nn.LeakyReLU)
+
+   Options Database Key:
+.  -<prefix>slope <s> - negative slope (default 0.01)
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Activation(l, Leaky, DLeaky));
+  ((NNLayer_Activation *)l->data)->slope = 0.01;
+  l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
+  l->ops->view                           = NNLayerView_LeakyReLU;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NNLayerLeakyReLUSetSlope_LeakyReLU));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERTANH - "tanh": y = tanh(x)
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_Tanh(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Activation(l, Tanh, DTanh));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERSIGMOID - "sigmoid": y = 1/(1+exp(-x))
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_Sigmoid(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Activation(l, Sigmoid, DSigmoid));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERGELU - "gelu": y = x Phi(x) with the exact Gaussian CDF (torch.nn.GELU())
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Activation(l, Gelu, DGelu));
+  PetscFunctionReturn(0);
+}

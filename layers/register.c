@@ -1,0 +1,48 @@
+/* Registers the built-in layer types. */
+#include <petnn/private/nnimpl.h>
+
+PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Flatten(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_ReLU(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Tanh(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Sigmoid(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Residual(NNLayer);
+
+static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;
+
+/*@C
+   NNLayerRegisterAll - registers the built-in layer types
+
+   Level: advanced
+
+.seealso: `NNLayerRegister()`
+@*/
+PetscErrorCode NNLayerRegisterAll(void)
+{
+  PetscFunctionBegin;
+  if (NNLayerRegisterAllCalled) PetscFunctionReturn(0);
+  NNLayerRegisterAllCalled = PETSC_TRUE;
+  PetscCall(NNLayerRegister(NNLAYERDENSE, NNLayerCreate_Dense));
+  PetscCall(NNLayerRegister(NNLAYERFLATTEN, NNLayerCreate_Flatten));
+  PetscCall(NNLayerRegister(NNLAYERRELU, NNLayerCreate_ReLU));
+  PetscCall(NNLayerRegister(NNLAYERLEAKYRELU, NNLayerCreate_LeakyReLU));
+  PetscCall(NNLayerRegister(NNLAYERTANH, NNLayerCreate_Tanh));
+  PetscCall(NNLayerRegister(NNLAYERSIGMOID, NNLayerCreate_Sigmoid));
+  PetscCall(NNLayerRegister(NNLAYERGELU, NNLayerCreate_GELU));
+  PetscCall(NNLayerRegister(NNLAYERDROPOUT, NNLayerCreate_Dropout));
+  PetscCall(NNLayerRegister(NNLAYERBATCHNORM1D, NNLayerCreate_BatchNorm1d));
+  PetscCall(NNLayerRegister(NNLAYERRESIDUAL, NNLayerCreate_Residual));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerRegisterAllTypes(void)
+{
+  PetscFunctionBegin;
+  NNLayerRegisterAllCalled = PETSC_FALSE;
+  PetscCall(NNLayerRegisterAll());
+  PetscFunctionReturn(0);
+}

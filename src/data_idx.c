@@ -1,0 +1,172 @@
+/*
+   IDX data sets (MNIST, Fashion-MNIST), gzipped or plain, read through zlib.
+   Pixels stay uint8 in memory and are scaled to [0,1] when a batch is filled (torchvision's ToTensor).
+*/
+#include <petnn/private/nnimpl.h>
+#include <zlib.h>
+
+#define NN_IDX_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+
+typedef struct {
+  char           dir[PETSC_MAX_PATH_LEN], split[32];
+  char           images[PETSC_MAX_PATH_LEN], labels[PETSC_MAX_PATH_LEN]; /* explicit files override dir/split */
+  unsigned char *pixels, *classes;
+  PetscInt       nclasses;
+} NNData_IDX;
+
+/* reads an IDX file: magic 0x0000 0x08 ndim, then ndim big-endian uint32 sizes, then uint8 data */
+static PetscErrorCode ReadIDX(const char file[], PetscInt expect_ndim, PetscInt *ndim, PetscInt dims[], unsigned char **data)
+{
+  gzFile        f;
+  unsigned char head[4], sz[4];
+  size_t        total = 1;
+  PetscBool     exists;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTestFile(file, 'r', &exists));
+  PetscCheck(exists, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot read IDX file %s: install Debian's dataset-fashion-mnist package (files in %s) or point -data_dir / -data_images / -data_labels at the files", file, NN_IDX_DEFAULT_DIR);
+  f = gzopen(file, "rb");
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open IDX file %s", file);
+  if (gzread(f, head, 4) != 4 || head[0] || head[1] || head[2] != 0x08 || head[3] != expect_ndim) {
+    gzclose(f);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s is not an IDX file of unsigned bytes with %" PetscInt_FMT " dimensions (bad magic number)", file, expect_ndim);
+  }
+  *ndim = head[3];
+  for (PetscInt i = 0; i < *ndim; i++) {
+    if (gzread(f, sz, 4) != 4) {
+      gzclose(f);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated in its header", file);
+    }
+    dims[i] = ((PetscInt)sz[0] << 24) | ((PetscInt)sz[1] << 16) | ((PetscInt)sz[2] << 8) | (PetscInt)sz[3];
+    total *= (size_t)dims[i];
+  }
+  PetscCall(PetscMalloc1(total, data));
+  {
+    size_t got = 0;
+    while (got < total) {
+      int r = gzread(f, *data + got, (unsigned)PetscMin(total - got, (size_t)1 << 30));
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    gzclose(f);
+    if (got != total) {
+      PetscCall(PetscFree(*data));
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated: expected %zu bytes of data, found %zu", file, total, got);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataSetUp_IDX(NNData d)
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+  char        images[PETSC_MAX_PATH_LEN], labels[PETSC_MAX_PATH_LEN];
+  PetscInt    ni, nl, di[3], dl[1];
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(idx->pixels));
+  PetscCall(PetscFree(idx->classes));
+  if (idx->images[0]) PetscCall(PetscStrncpy(images, idx->images, sizeof(images)));
+  else PetscCall(PetscSNPrintf(images, sizeof(images), "%s/%s-images-idx3-ubyte.gz", idx->dir, idx->split));
+  if (idx->labels[0]) PetscCall(PetscStrncpy(labels, idx->labels, sizeof(labels)));
+  else PetscCall(PetscSNPrintf(labels, sizeof(labels), "%s/%s-labels-idx1-ubyte.gz", idx->dir, idx->split));
+  PetscCall(ReadIDX(images, 3, &ni, di, &idx->pixels));
+  PetscCall(ReadIDX(labels, 1, &nl, dl, &idx->classes));
+  PetscCheck(di[0] == dl[0], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s has %" PetscInt_FMT " images but %s has %" PetscInt_FMT " labels", images, di[0], labels, dl[0]);
+  d->nsamples   = di[0];
+  d->ntarget    = 1;
+  idx->nclasses = 0;
+  for (PetscInt i = 0; i < dl[0]; i++) idx->nclasses = PetscMax(idx->nclasses, (PetscInt)idx->classes[i] + 1);
+  PetscCall(NNShapeSet(&d->shape, 3, (PetscInt[]){1, di[1], di[2]}));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataGetBatch_IDX(NNData d, PetscInt n, const PetscInt ids[], PetscScalar *x, PetscScalar *t)
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+  PetscInt    sz  = NNShapeSize(&d->shape);
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n; i++) {
+    const unsigned char *p = idx->pixels + (size_t)ids[i] * sz;
+    for (PetscInt j = 0; j < sz; j++) x[i * sz + j] = p[j] / 255.0;
+    if (t) t[i] = idx->classes[ids[i]];
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataSetFromOptions_IDX(NNData d, PetscOptionItems *PetscOptionsObject)
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "IDX data-set options");
+  PetscCall(PetscOptionsString("-data_dir", "Directory of the IDX files", "NNDataIDXSetSplit", idx->dir, idx->dir, sizeof(idx->dir), NULL));
+  PetscCall(PetscOptionsString("-data_split", "Split: train or t10k", "NNDataIDXSetSplit", idx->split, idx->split, sizeof(idx->split), NULL));
+  PetscCall(PetscOptionsString("-data_images", "Images file (overrides dir and split)", "NNDataSetFromOptions", idx->images, idx->images, sizeof(idx->images), NULL));
+  PetscCall(PetscOptionsString("-data_labels", "Labels file (overrides dir and split)", "NNDataSetFromOptions", idx->labels, idx->labels, sizeof(idx->labels), NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataView_IDX(NNData d, PetscViewer v)
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+
+  PetscFunctionBegin;
+  if (idx->images[0]) PetscCall(PetscViewerASCIIPrintf(v, "images %s, labels %s\n", idx->images, idx->labels));
+  else PetscCall(PetscViewerASCIIPrintf(v, "split %s in %s\n", idx->split, idx->dir));
+  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " classes\n", idx->nclasses));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataIDXSetSplit_IDX(NNData d, const char split[])
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(idx->split, split, sizeof(idx->split)));
+  d->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDataDestroy_IDX(NNData d)
+{
+  NNData_IDX *idx = (NNData_IDX *)d->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(idx->pixels));
+  PetscCall(PetscFree(idx->classes));
+  PetscCall(PetscObjectComposeFunction((PetscObject)d, "NNDataIDXSetSplit_C", NULL));
+  PetscCall(PetscFree(d->data));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNDATAIDX - "idx": IDX image/label files such as Fashion-MNIST; samples have shape (1,H,W), targets are class labels
+
+   Options Database Keys:
++  -data_dir <dir> - directory (default /usr/share/datasets/fashion-mnist, Debian's dataset-fashion-mnist)
+.  -data_split <train,t10k> - file pair <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz
+.  -data_images <file> - images file, overrides dir and split
+-  -data_labels <file> - labels file, overrides dir and split
+
+   Level: beginner
+M*/
+PETSC_INTERN PetscErrorCode NNDataCreate_IDX(NNData d)
+{
+  NNData_IDX *idx;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&idx));
+  PetscCall(PetscStrncpy(idx->dir, NN_IDX_DEFAULT_DIR, sizeof(idx->dir)));
+  PetscCall(PetscStrncpy(idx->split, "train", sizeof(idx->split)));
+  d->data                = idx;
+  d->ops->setup          = NNDataSetUp_IDX;
+  d->ops->getbatch       = NNDataGetBatch_IDX;
+  d->ops->setfromoptions = NNDataSetFromOptions_IDX;
+  d->ops->view           = NNDataView_IDX;
+  d->ops->destroy        = NNDataDestroy_IDX;
+  PetscCall(PetscObjectComposeFunction((PetscObject)d, "NNDataIDXSetSplit_C", NNDataIDXSetSplit_IDX));
+  PetscFunctionReturn(0);
+}

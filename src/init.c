@@ -1,0 +1,61 @@
+/* Package registration: classes, types, log events (PETSc's XXXInitializePackage pattern). */
+#include <petnn/private/nnimpl.h>
+
+PetscClassId  NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID;
+PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
+
+static PetscBool PetNNPackageInitialized = PETSC_FALSE;
+
+PETSC_INTERN PetscErrorCode NNLayerRegisterAllTypes(void);
+PETSC_INTERN PetscErrorCode NNOptRegisterAllTypes(void);
+PETSC_INTERN PetscErrorCode NNDataRegisterAllTypes(void);
+
+/*@C
+   PetNNFinalizePackage - frees the type registries; called from PetscFinalize()
+
+   Level: developer
+
+.seealso: `PetNNInitializePackage()`
+@*/
+PetscErrorCode PetNNFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListDestroy(&NNLayerList));
+  PetscCall(PetscFunctionListDestroy(&NNOptList));
+  PetscCall(PetscFunctionListDestroy(&NNDataList));
+  PetNNPackageInitialized = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   PetNNInitializePackage - registers the PetNN classes, types and log events
+
+   Called lazily by every XXXCreate(); calling it again is harmless.
+
+   Level: developer
+
+.seealso: `PetNNFinalizePackage()`, `NNCreate()`
+@*/
+PetscErrorCode PetNNInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (PetNNPackageInitialized) PetscFunctionReturn(0);
+  PetNNPackageInitialized = PETSC_TRUE;
+  PetscCall(PetscClassIdRegister("Neural network", &NN_CLASSID));
+  PetscCall(PetscClassIdRegister("NN layer", &NNLAYER_CLASSID));
+  PetscCall(PetscClassIdRegister("NN optimizer", &NNOPT_CLASSID));
+  PetscCall(PetscClassIdRegister("NN data set", &NNDATA_CLASSID));
+  PetscCall(NNLayerRegisterAllTypes());
+  PetscCall(NNOptRegisterAllTypes());
+  PetscCall(NNDataRegisterAllTypes());
+  /* network-level events; every layer type adds its own forward/backward events */
+  PetscCall(PetscLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
+  PetscCall(PetscLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));
+  PetscCall(PetscLogEventRegister("NNLoss", NN_CLASSID, &NN_Loss));
+  PetscCall(PetscLogEventRegister("NNOptStep", NNOPT_CLASSID, &NN_OptStep));
+  PetscCall(PetscLogEventRegister("NNDataLoad", NNDATA_CLASSID, &NN_DataLoad));
+  PetscCall(PetscLogEventRegister("NNCheckpoint", NN_CLASSID, &NN_Checkpoint));
+  PetscCall(PetscLogEventRegister("NNPredict", NN_CLASSID, &NN_Predict));
+  PetscCall(PetscRegisterFinalize(PetNNFinalizePackage));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,839 @@
+/* The NN object: layers, parameters, forward/backward through the whole network. */
+#include <petnn/private/nnimpl.h>
+#include <ctype.h>
+
+/*@C
+   NNCreate - creates an empty network
+
+   Collective
+
+   Input Parameter:
+.  comm - communicator; parameters are replicated on every rank
+
+   Output Parameter:
+.  net - the network
+
+   Level: beginner
+
+.seealso: `NNAddLayer()`, `NNSetFromOptions()`, `NNSetUp()`, `NNTrain()`
+@*/
+PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
+{
+  NN nn;
+
+  PetscFunctionBegin;
+  PetscValidPointer(net, 2);
+  PetscCall(PetNNInitializePackage());
+  PetscCall(PetscHeaderCreate(nn, NN_CLASSID, "NN", "Neural network", "NN", comm, NNDestroy, NNView));
+  nn->nbatch           = 128;
+  nn->epochs           = 10;
+  nn->seed             = 0;
+  nn->training         = PETSC_TRUE;
+  nn->shuffle          = PETSC_TRUE;
+  nn->checkpoint_every = 1;
+  nn->gradcheck_tol    = 1e-6;
+  PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
+  NNRandomSeed(&nn->rng, (uint64_t)nn->seed);
+  PetscCall(NNOptCreate(comm, &nn->opt));
+  *net = nn;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNSetOptionsPrefix - sets the prefix of all the network's options (layers and optimizer inherit it)
+
+   Level: intermediate
+@*/
+PetscErrorCode NNSetOptionsPrefix(NN net, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net, prefix));
+  PetscCall(NNOptSetOptionsPrefix(net->opt, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNSetInputShape - sets the shape of one input sample (PyTorch order, no batch dimension)
+
+   Options Database Key:
+.  -nn_input_shape <d0,d1,...> - e.g. 784 or 1,28,28
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetInputShape(NN net, PetscInt ndim, const PetscInt dim[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNShapeSet(&net->inshape, ndim, dim));
+  net->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNGetInputShape - gets the shape of one input sample
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetInputShape(NN net, NNShape *s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *s = net->inshape;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNGetOutputShape - gets the shape of one output sample (after NNSetUp())
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetOutputShape(NN net, NNShape *s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCheck(net->setupcalled && net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONGSTATE, "Call NNSetUp() first");
+  PetscCall(NNLayerGetOutputShape(net->layers[net->nlayers - 1], s));
+  PetscFunctionReturn(0);
+}
+
+/* creates a layer named name with options prefix "<base><name>_"; shared with container layers */
+PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm comm, const char base[], NNLayerType type, const char name[], NNLayer *layer)
+{
+  char      prefix[256];
+  PetscBool valid = PETSC_TRUE;
+  size_t    len;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrlen(name, &len));
+  for (size_t i = 0; i < len; i++) valid = (PetscBool)(valid && (isalnum((unsigned char)name[i]) || name[i] == '_'));
+  PetscCheck(len > 0 && valid, comm, PETSC_ERR_ARG_WRONG, "Layer name \"%s\" is invalid: use letters, digits and underscores", name);
+  PetscCall(NNLayerCreate(comm, layer));
+  PetscCall(PetscObjectSetName((PetscObject)*layer, name));
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s%s_", base ? base : "", name));
+  PetscCall(NNLayerSetOptionsPrefix(*layer, prefix));
+  if (type) PetscCall(NNLayerSetType(*layer, type));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNFindLayer(NNLayer l, const char name[], NNLayer *found)
+{
+  PetscBool match;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(((PetscObject)l)->name, name, &match));
+  if (match) *found = l;
+  for (PetscInt c = 0; c < l->nchildren && !*found; c++) PetscCall(NNFindLayer(l->children[c], name, found));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNGetLayer - finds a layer (or a layer nested in a residual block) by name
+
+   Output Parameter:
+.  layer - the layer, NULL if there is none of that name
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetLayer(NN net, const char name[], NNLayer *layer)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *layer = NULL;
+  for (PetscInt i = 0; i < net->nlayers && !*layer; i++) PetscCall(NNFindLayer(net->layers[i], name, layer));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNAddLayer - appends a layer to the network
+
+   Collective
+
+   Input Parameters:
++  net - the network
+.  type - layer type, or NULL to take it from -<name>_type
+-  name - layer name: options prefix "<name>_" and checkpoint names "<name>.weight", ...
+
+   Output Parameter:
+.  layer - the new layer (borrowed reference), may be NULL
+
+   Level: beginner
+
+.seealso: `NNLayerType`, `NNLayerDenseSetUnits()`
+@*/
+PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *layer)
+{
+  NNLayer l, existing;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNGetLayer(net, name, &existing));
+  PetscCheck(!existing, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "The network already has a layer named %s; layer names must be unique", name);
+  if (net->nlayers == net->maxlayers) {
+    NNLayer *more;
+    net->maxlayers = PetscMax(8, 2 * net->maxlayers);
+    PetscCall(PetscMalloc1(net->maxlayers, &more));
+    if (net->nlayers) PetscCall(PetscArraycpy(more, net->layers, net->nlayers));
+    PetscCall(PetscFree(net->layers));
+    net->layers = more;
+  }
+  PetscCall(NNLayerCreateNamed(PetscObjectComm((PetscObject)net), ((PetscObject)net)->prefix, type, name, &l));
+  l->rng                       = &net->rng;
+  net->layers[net->nlayers++] = l;
+  net->setupcalled            = PETSC_FALSE;
+  if (layer) *layer = l;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNSetLoss - sets the loss (cross_entropy or mse)
+
+   Options Database Key:
+.  -nn_loss <cross_entropy,mse> - the loss
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetLoss(NN net, NNLossType type)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNLossGetOps(type, &net->lossops));
+  PetscCall(PetscStrncpy(net->loss, type, sizeof(net->loss)));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNGetLoss - gets the loss type
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetLoss(NN net, NNLossType *type)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *type = net->loss;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetBatchSize - sets the minibatch size, which is also the capacity of the activation Vecs
+
+   Options Database Key:
+.  -nn_batch_size <n> - minibatch size (default 128)
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetBatchSize(NN net, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCheck(n > 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Batch size %" PetscInt_FMT " must be positive (-nn_batch_size)", n);
+  if (n != net->nbatch) net->setupcalled = PETSC_FALSE;
+  net->nbatch = n;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetBatchSize - gets the minibatch size
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetBatchSize(NN net, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *n = net->nbatch;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetEpochs - sets the number of training epochs
+
+   Options Database Key:
+.  -nn_epochs <n> - epochs (default 10)
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetEpochs(NN net, PetscInt n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCheck(n >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Number of epochs %" PetscInt_FMT " must be non-negative (-nn_epochs)", n);
+  net->epochs = n;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetSeed - seeds the network's random numbers (initialization, shuffling, dropout)
+
+   Options Database Key:
+.  -nn_seed <s> - seed (default 0)
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetSeed(NN net, PetscInt64 seed)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  net->seed = seed;
+  NNRandomSeed(&net->rng, (uint64_t)seed);
+  net->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetOpt - gets the network's optimizer
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetOpt(NN net, NNOpt *opt)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *opt = net->opt;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetFromOptions - builds and configures the network from the options database
+
+   Collective
+
+   Options Database Keys:
++  -nn_layers <a,b,c> - names of the layers in order; each is configured by -<name>_type and -<name>_<option>
+.  -nn_input_shape <d0,d1,..> - shape of one input sample
+.  -nn_loss <cross_entropy,mse> - loss
+.  -nn_batch_size <n> - minibatch size
+.  -nn_epochs <n> - training epochs
+.  -nn_seed <s> - random seed
+.  -nn_monitor - print loss, accuracy, time and throughput every epoch
+.  -nn_shuffle <bool> - shuffle the training samples every epoch
+.  -nn_checkpoint <file.h5> - save a checkpoint (atomically) after every -nn_checkpoint_every epochs
+.  -nn_checkpoint_every <k> - checkpoint interval in epochs
+.  -nn_gradient_check - check the gradient of the first training batch against finite differences
+-  -nn_gradient_check_tol <tol> - relative tolerance of that check
+
+   Level: beginner
+
+.seealso: `NNCreate()`, `NNAddLayer()`, `NNLayerSetFromOptions()`, `NNOptSetFromOptions()`
+@*/
+PetscErrorCode NNSetFromOptions(NN net)
+{
+  char      *names[256], loss[32];
+  PetscInt   nnames = 256, shape[NN_MAX_DIM], nshape = NN_MAX_DIM;
+  PetscBool  flg;
+  PetscInt   seed = (PetscInt)net->seed;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscObjectOptionsBegin((PetscObject)net);
+  PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
+  if (flg) {
+    for (PetscInt i = 0; i < nnames; i++) {
+      PetscCall(NNAddLayer(net, NULL, names[i], NULL));
+      PetscCall(PetscFree(names[i]));
+    }
+  }
+  PetscCall(PetscOptionsIntArray("-nn_input_shape", "Shape of one input sample, e.g. 784 or 1,28,28", "NNSetInputShape", shape, &nshape, &flg));
+  if (flg) PetscCall(NNSetInputShape(net, nshape, shape));
+  PetscCall(PetscOptionsString("-nn_loss", "Loss: cross_entropy or mse", "NNSetLoss", net->loss, loss, sizeof(loss), &flg));
+  if (flg) PetscCall(NNSetLoss(net, loss));
+  PetscCall(PetscOptionsInt("-nn_batch_size", "Minibatch size", "NNSetBatchSize", net->nbatch, &net->nbatch, NULL));
+  PetscCheck(net->nbatch > 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_batch_size %" PetscInt_FMT " must be positive", net->nbatch);
+  PetscCall(PetscOptionsInt("-nn_epochs", "Training epochs", "NNSetEpochs", net->epochs, &net->epochs, NULL));
+  PetscCheck(net->epochs >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_epochs %" PetscInt_FMT " must be non-negative", net->epochs);
+  PetscCall(PetscOptionsInt("-nn_seed", "Random seed", "NNSetSeed", seed, &seed, &flg));
+  if (flg) PetscCall(NNSetSeed(net, seed));
+  PetscCall(PetscOptionsBool("-nn_monitor", "Print loss, accuracy, time and throughput every epoch", "NNTrain", net->monitor, &net->monitor, NULL));
+  PetscCall(PetscOptionsBool("-nn_shuffle", "Shuffle the training samples every epoch", "NNTrain", net->shuffle, &net->shuffle, NULL));
+  PetscCall(PetscOptionsString("-nn_checkpoint", "Checkpoint file (HDF5) written during training", "NNCheckpointSave", net->checkpoint, net->checkpoint, sizeof(net->checkpoint), NULL));
+  PetscCall(PetscOptionsInt("-nn_checkpoint_every", "Checkpoint interval in epochs", "NNTrain", net->checkpoint_every, &net->checkpoint_every, NULL));
+  PetscCheck(net->checkpoint_every > 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_checkpoint_every %" PetscInt_FMT " must be positive", net->checkpoint_every);
+  PetscCall(PetscOptionsBool("-nn_gradient_check", "Check the first batch's gradient against finite differences", "NNGradientCheck", net->gradcheck, &net->gradcheck, NULL));
+  PetscCall(PetscOptionsReal("-nn_gradient_check_tol", "Relative tolerance of the gradient check", "NNGradientCheck", net->gradcheck_tol, &net->gradcheck_tol, NULL));
+  PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)net, PetscOptionsObject));
+  PetscOptionsEnd();
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetFromOptions(net->layers[i]));
+  PetscCall(NNOptSetFromOptions(net->opt));
+  net->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* assigns each layer's slice, parent before children */
+static PetscErrorCode NNLayout(NN net, NNLayer l, PetscInt *poff, PetscInt *boff)
+{
+  PetscFunctionBegin;
+  l->rng  = &net->rng;
+  l->poff = *poff;
+  l->boff = *boff;
+  *poff += l->nparam;
+  *boff += l->nbuf;
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayout(net, l->children[c], poff, boff));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetPointers(NNLayer l, const PetscScalar *theta, PetscScalar *dtheta, PetscScalar *buf)
+{
+  PetscFunctionBegin;
+  l->theta  = theta ? theta + l->poff : NULL;
+  l->dtheta = dtheta ? dtheta + l->poff : NULL;
+  l->buf    = buf ? buf + l->boff : NULL;
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerSetPointers(l->children[c], theta, dtheta, buf));
+  PetscFunctionReturn(0);
+}
+
+/* Points every layer (children included) at its slices of the given arrays; NULL clears. */
+PetscErrorCode NNSetLayerPointers(NN net, const PetscScalar *theta, PetscScalar *dtheta, PetscScalar *buf)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetPointers(net->layers[i], theta, dtheta, buf));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerInitializeAll(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscTryTypeMethod(l, initialize);
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerInitializeAll(l->children[c]));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], NNTensorVisitor visit, void *ctx)
+{
+  char path[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(path, sizeof(path), "%s%s", base, ((PetscObject)l)->name));
+  for (PetscInt t = 0; t < l->ntensors; t++) {
+    char full[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscSNPrintf(full, sizeof(full), "%s.%s", path, l->tensors[t].name));
+    PetscCall((*visit)(net, l, full, &l->tensors[t], ctx));
+  }
+  PetscCall(PetscStrlcat(path, ".", sizeof(path)));
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], path, visit, ctx));
+  PetscFunctionReturn(0);
+}
+
+/* Calls visit(net, layer, "fc1.weight", tensor, ctx) for every tensor in state_dict order. */
+PetscErrorCode NNVisitTensors(NN net, NNTensorVisitor visit, void *ctx)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", visit, ctx));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetUp - sets up the layers, checks their shapes, lays out and initializes the parameters
+
+   Collective
+
+   Parameters are initialized from the network's seed as PyTorch would initialize the same
+   layers (in distribution, not bitwise). Calling it again after a change re-initializes.
+
+   Level: beginner
+
+.seealso: `NNSetFromOptions()`, `NNView()`
+@*/
+PetscErrorCode NNSetUp(NN net)
+{
+  NNShape      s;
+  PetscInt     np = 0, nb = 0;
+  PetscScalar *theta, *buf;
+  MPI_Comm     comm;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  if (net->setupcalled) PetscFunctionReturn(0);
+  PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
+  PetscCheck(net->nlayers > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no layers: give -%snn_layers name1,name2,... or call NNAddLayer()", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
+  PetscCheck(net->inshape.ndim > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no input shape: give -%snn_input_shape or call NNSetInputShape() (a training data set sets it too)", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
+  PetscCall(NNLossGetOps(net->loss, &net->lossops));
+  s = net->inshape;
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer l = net->layers[i];
+    PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
+    PetscCall(NNLayerSetInputShape(l, &s));
+    PetscCall(NNLayerSetTraining(l, net->training));
+    PetscCall(NNLayerSetUp(l));
+    s = l->outshape;
+  }
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
+
+  PetscCall(VecDestroy(&net->theta));
+  PetscCall(VecDestroy(&net->dtheta));
+  PetscCall(VecDestroy(&net->buf));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, np, &net->theta));
+  PetscCall(PetscObjectSetName((PetscObject)net->theta, "parameters"));
+  PetscCall(VecDuplicate(net->theta, &net->dtheta));
+  PetscCall(PetscObjectSetName((PetscObject)net->dtheta, "gradient"));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, nb, &net->buf));
+  PetscCall(PetscObjectSetName((PetscObject)net->buf, "buffers"));
+
+  /* initialize from a generator seeded by -nn_seed, so the initial network does not depend on call history */
+  NNRandomSeed(&net->rng, (uint64_t)net->seed);
+  PetscCall(VecGetArray(net->theta, &theta));
+  PetscCall(VecGetArray(net->buf, &buf));
+  PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerInitializeAll(net->layers[i]));
+  PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
+  PetscCall(VecRestoreArray(net->buf, &buf));
+  PetscCall(VecRestoreArray(net->theta, &theta));
+
+  /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
+  if (net->act) PetscCall(VecDestroyVecs(net->nlayers + 1, &net->act));
+  if (net->dact) PetscCall(VecDestroyVecs(net->nlayers + 1, &net->dact));
+  PetscCall(PetscMalloc1(net->nlayers + 1, &net->act));
+  PetscCall(PetscMalloc1(net->nlayers + 1, &net->dact));
+  s = net->inshape;
+  for (PetscInt i = 0; i <= net->nlayers; i++) {
+    if (i > 0) s = net->layers[i - 1]->outshape;
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->act[i]));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->dact[i]));
+  }
+  PetscCall(NNOptSetUp(net->opt, net->theta));
+  net->epoch       = 0;
+  net->step        = 0;
+  net->setupcalled = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetParameters - gets the network's parameter Vec (all layers' parameters in one contiguous Vec)
+
+   Not Collective
+
+   Level: beginner
+
+.seealso: `NNGetGradient()`
+@*/
+PetscErrorCode NNGetParameters(NN net, Vec *theta)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNSetUp(net));
+  *theta = net->theta;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetGradient - gets the Vec holding the gradient of the loss with respect to the parameters
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetGradient(NN net, Vec *g)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNSetUp(net));
+  *g = net->dtheta;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetNumParameters - number of trainable parameters
+
+   Level: beginner
+@*/
+PetscErrorCode NNGetNumParameters(NN net, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscCall(NNSetUp(net));
+  PetscCall(VecGetSize(net->theta, n));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetTraining - training mode (dropout active, batch-norm batch statistics) or evaluation mode
+
+   Level: beginner
+@*/
+PetscErrorCode NNSetTraining(NN net, PetscBool training)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  net->training = training;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetTraining(net->layers[i], training));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNCreateBatchVecs - creates Vecs for one input batch and one target batch (batch-size capacity)
+
+   Output Parameters:
++  x - input batch, batch_size * size(input shape)
+-  t - target batch, batch_size * (1 for cross_entropy labels, size(output) for mse)
+
+   Level: intermediate
+@*/
+PetscErrorCode NNCreateBatchVecs(NN net, Vec *x, Vec *t)
+{
+  NNShape out;
+
+  PetscFunctionBegin;
+  PetscCall(NNSetUp(net));
+  PetscCall(NNGetOutputShape(net, &out));
+  if (x) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), x));
+  if (t) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * (net->lossops.classification ? 1 : NNShapeSize(&out)), t));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNCheckBatch(NN net, PetscInt n, Vec x)
+{
+  PetscInt len;
+
+  PetscFunctionBegin;
+  PetscCheck(n > 0 && n <= net->nbatch, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples: valid sizes are 1 to the batch size %" PetscInt_FMT, n, net->nbatch);
+  PetscCall(VecGetLocalSize(x, &len));
+  PetscCheck(len >= n * NNShapeSize(&net->inshape), PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_SIZ, "Input Vec has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, len, n, NNShapeSize(&net->inshape), n * NNShapeSize(&net->inshape));
+  PetscFunctionReturn(0);
+}
+
+/* forward through all layers with the parameter arrays already distributed */
+static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerForward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1]));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNForward - runs the network on the first n samples of x
+
+   Collective
+
+   Input Parameters:
++  net - the network
+.  n - number of samples, at most the batch size
+-  x - input batch
+
+   Output Parameter:
+.  y - the output batch (owned by the network, valid until the next forward pass)
+
+   Level: beginner
+
+.seealso: `NNPredict()`, `NNLossGradient()`
+@*/
+PetscErrorCode NNForward(NN net, PetscInt n, Vec x, Vec *y)
+{
+  const PetscScalar *theta;
+  PetscScalar       *buf;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNSetUp(net));
+  PetscCall(NNCheckBatch(net, n, x));
+  PetscCall(PetscLogEventBegin(NN_Forward, net, 0, 0, 0));
+  PetscCall(VecGetArrayRead(net->theta, &theta));
+  PetscCall(VecGetArray(net->buf, &buf));
+  PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
+  PetscCall(NNForwardLayers(net, n, x));
+  PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
+  PetscCall(VecRestoreArray(net->buf, &buf));
+  PetscCall(VecRestoreArrayRead(net->theta, &theta));
+  PetscCall(PetscLogEventEnd(NN_Forward, net, 0, 0, 0));
+  if (y) *y = net->act[net->nlayers];
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLossGradient - forward pass, loss, and backward pass on one batch
+
+   Collective
+
+   Input Parameters:
++  net - the network
+.  n - number of samples, at most the batch size
+.  x - input batch
+-  t - targets (class indices for cross_entropy, outputs for mse)
+
+   Output Parameters:
++  loss - mean loss over the batch (may be NULL)
+-  dx - gradient of the loss with respect to x (may be NULL)
+
+   Notes:
+   The network's gradient Vec (NNGetGradient()) is overwritten with the gradient of the loss.
+
+   Level: beginner
+
+.seealso: `NNForward()`, `NNGetGradient()`, `NNGradientCheck()`
+@*/
+PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss, Vec dx)
+{
+  const PetscScalar *theta, *y, *ta;
+  PetscScalar       *dtheta, *buf, *dy;
+  PetscReal          L;
+  NNShape            out;
+  PetscInt           L_ = 0;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNSetUp(net));
+  PetscCall(NNCheckBatch(net, n, x));
+  L_ = net->nlayers;
+  PetscCall(NNGetOutputShape(net, &out));
+  PetscCall(VecGetArrayRead(net->theta, &theta));
+  PetscCall(VecGetArray(net->buf, &buf));
+  PetscCall(VecZeroEntries(net->dtheta));
+  PetscCall(VecGetArray(net->dtheta, &dtheta));
+  PetscCall(NNSetLayerPointers(net, theta, dtheta, buf));
+
+  PetscCall(PetscLogEventBegin(NN_Forward, net, 0, 0, 0));
+  PetscCall(NNForwardLayers(net, n, x));
+  PetscCall(PetscLogEventEnd(NN_Forward, net, 0, 0, 0));
+
+  PetscCall(PetscLogEventBegin(NN_Loss, net, 0, 0, 0));
+  PetscCall(VecGetArrayRead(net->act[L_], &y));
+  PetscCall(VecGetArrayRead(t, &ta));
+  PetscCall(VecGetArrayWrite(net->dact[L_], &dy));
+  PetscCall(net->lossops.eval(n, NNShapeSize(&out), y, ta, &L, dy));
+  PetscCall(VecRestoreArrayWrite(net->dact[L_], &dy));
+  PetscCall(VecRestoreArrayRead(t, &ta));
+  PetscCall(VecRestoreArrayRead(net->act[L_], &y));
+  PetscCall(PetscLogEventEnd(NN_Loss, net, 0, 0, 0));
+
+  PetscCall(PetscLogEventBegin(NN_Backward, net, 0, 0, 0));
+  for (PetscInt i = L_ - 1; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1], net->dact[i + 1], i ? net->dact[i] : dx));
+  PetscCall(PetscLogEventEnd(NN_Backward, net, 0, 0, 0));
+
+  PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
+  PetscCall(VecRestoreArray(net->dtheta, &dtheta));
+  PetscCall(VecRestoreArray(net->buf, &buf));
+  PetscCall(VecRestoreArrayRead(net->theta, &theta));
+  if (loss) *loss = L;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNPredict - evaluates the network (in evaluation mode) on any number of samples
+
+   Collective
+
+   Input Parameters:
++  net - the network
+-  x - inputs, m samples one after the other (m * size(input shape) entries)
+
+   Output Parameter:
+.  y - outputs, m * size(output shape) entries
+
+   Notes:
+   Meant for use inside a simulation: x and y are ordinary sequential Vecs of any length that is a
+   multiple of the sample size. The network's training mode is restored afterwards.
+
+   Level: beginner
+
+.seealso: `NNForward()`
+@*/
+PetscErrorCode NNPredict(NN net, Vec x, Vec y)
+{
+  PetscInt           nx, ny, m, in, outsz;
+  NNShape            out;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+  PetscBool          training;
+  Vec                xb, yb;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNSetUp(net));
+  PetscCall(NNGetOutputShape(net, &out));
+  in    = NNShapeSize(&net->inshape);
+  outsz = NNShapeSize(&out);
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(y, &ny));
+  PetscCheck(nx % in == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Input Vec length %" PetscInt_FMT " is not a multiple of the sample size %" PetscInt_FMT, nx, in);
+  m = nx / in;
+  PetscCheck(ny == m * outsz, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Output Vec length %" PetscInt_FMT " should be %" PetscInt_FMT " (%" PetscInt_FMT " samples of size %" PetscInt_FMT ")", ny, m * outsz, m, outsz);
+  PetscCall(PetscLogEventBegin(NN_Predict, net, 0, 0, 0));
+  training = net->training;
+  PetscCall(NNSetTraining(net, PETSC_FALSE));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(y, &ya));
+  for (PetscInt start = 0; start < m; start += net->nbatch) {
+    PetscInt           n = PetscMin(net->nbatch, m - start);
+    const PetscScalar *yo;
+    /* a Vec header over the caller's array avoids copying the input */
+    PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n * in, xa + start * in, &xb));
+    PetscCall(NNForward(net, n, xb, &yb));
+    PetscCall(VecGetArrayRead(yb, &yo));
+    PetscCall(PetscArraycpy(ya + start * outsz, yo, n * outsz));
+    PetscCall(VecRestoreArrayRead(yb, &yo));
+    PetscCall(VecDestroy(&xb));
+  }
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(NNSetTraining(net, training));
+  PetscCall(PetscLogEventEnd(NN_Predict, net, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNView - prints the architecture, shapes, parameter counts, memory and optimizer
+
+   Collective
+
+   Options Database Key:
+.  -nn_view - view after set up (the driver honors it)
+
+   Level: beginner
+@*/
+PetscErrorCode NNView(NN net, PetscViewer viewer)
+{
+  PetscBool iascii;
+  PetscInt  np = 0, nb = 0, nact = 0;
+  char      in[64];
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)net), &viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (!iascii) PetscFunctionReturn(0);
+  PetscCall(PetscObjectPrintClassNamePrefixType((PetscObject)net, viewer));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(NNShapeToString(&net->inshape, sizeof(in), in));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers\n", in, net->nbatch, net->loss, net->nlayers));
+  if (net->setupcalled) {
+    PetscCall(VecGetSize(net->theta, &np));
+    PetscCall(VecGetSize(net->buf, &nb));
+    for (PetscInt i = 0; i <= net->nlayers; i++) {
+      PetscInt m;
+      PetscCall(VecGetSize(net->act[i], &m));
+      nact += 2 * m;
+    }
+  }
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
+  if (net->setupcalled) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
+  }
+  PetscCall(NNOptView(net->opt, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNDestroy - destroys a network and its layers and optimizer
+
+   Collective
+
+   Level: beginner
+@*/
+PetscErrorCode NNDestroy(NN *net)
+{
+  PetscFunctionBegin;
+  if (!*net) PetscFunctionReturn(0);
+  PetscValidHeaderSpecific(*net, NN_CLASSID, 1);
+  if (--((PetscObject)(*net))->refct > 0) {
+    *net = NULL;
+    PetscFunctionReturn(0);
+  }
+  for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
+  PetscCall(PetscFree((*net)->layers));
+  if ((*net)->act) PetscCall(VecDestroyVecs((*net)->nlayers + 1, &(*net)->act));
+  if ((*net)->dact) PetscCall(VecDestroyVecs((*net)->nlayers + 1, &(*net)->dact));
+  PetscCall(VecDestroy(&(*net)->theta));
+  PetscCall(VecDestroy(&(*net)->dtheta));
+  PetscCall(VecDestroy(&(*net)->buf));
+  PetscCall(NNOptDestroy(&(*net)->opt));
+  PetscCall(PetscHeaderDestroy(net));
+  PetscFunctionReturn(0);
+}

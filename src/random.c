@@ -1,0 +1,50 @@
+/* Deterministic, checkpointable random numbers: xoshiro256** seeded through splitmix64. */
+#include <petnn/private/nnimpl.h>
+
+static uint64_t SplitMix64(uint64_t *x)
+{
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z          = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static inline uint64_t Rotl(uint64_t x, int k)
+{
+  return (x << k) | (x >> (64 - k));
+}
+
+void NNRandomSeed(NNRandom *r, uint64_t seed)
+{
+  for (int i = 0; i < 4; i++) r->s[i] = SplitMix64(&seed);
+}
+
+uint64_t NNRandomNext(NNRandom *r)
+{
+  uint64_t *s = r->s, result = Rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = Rotl(s[3], 45);
+  return result;
+}
+
+PetscReal NNRandomUniform(NNRandom *r)
+{
+  return (PetscReal)(NNRandomNext(r) >> 11) * 0x1.0p-53;
+}
+
+/* Fisher-Yates with an unbiased bounded draw */
+void NNRandomShuffle(NNRandom *r, PetscInt n, PetscInt perm[])
+{
+  for (PetscInt i = n - 1; i > 0; i--) {
+    uint64_t bound = (uint64_t)i + 1, threshold = -bound % bound, x;
+    do x = NNRandomNext(r);
+    while (x < threshold);
+    PetscInt j = (PetscInt)(x % bound), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}

@@ -1,0 +1,67 @@
+/* Per-sample tensor shapes. */
+#include <petnn/private/nnimpl.h>
+
+/*@C
+   NNShapeSize - number of entries of one sample of the given shape
+
+   Level: beginner
+@*/
+PetscInt NNShapeSize(const NNShape *s)
+{
+  PetscInt n = 1;
+  for (PetscInt i = 0; i < s->ndim; i++) n *= s->dim[i];
+  return n;
+}
+
+/*@C
+   NNShapeSet - sets a shape from its dimensions (PyTorch order, batch dimension excluded)
+
+   Level: beginner
+@*/
+PetscErrorCode NNShapeSet(NNShape *s, PetscInt ndim, const PetscInt dim[])
+{
+  PetscFunctionBegin;
+  PetscCheck(ndim >= 1 && ndim <= NN_MAX_DIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape has %" PetscInt_FMT " dimensions; valid: 1 to %d", ndim, NN_MAX_DIM);
+  for (PetscInt i = 0; i < ndim; i++) PetscCheck(dim[i] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape dimension %" PetscInt_FMT " is %" PetscInt_FMT "; sizes must be positive", i, dim[i]);
+  PetscCall(PetscMemzero(s, sizeof(*s)));
+  s->ndim = ndim;
+  for (PetscInt i = 0; i < ndim; i++) s->dim[i] = dim[i];
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNShapeToString - writes a shape as "(a,b,c)"
+
+   Level: beginner
+@*/
+PetscErrorCode NNShapeToString(const NNShape *s, size_t len, char str[])
+{
+  size_t used = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(str, len, "("));
+  for (PetscInt i = 0; i < s->ndim; i++) {
+    PetscCall(PetscStrlen(str, &used));
+    PetscCall(PetscSNPrintf(str + used, len - used, "%s%" PetscInt_FMT, i ? "," : "", s->dim[i]));
+  }
+  PetscCall(PetscStrlen(str, &used));
+  PetscCall(PetscSNPrintf(str + used, len - used, ")"));
+  PetscFunctionReturn(0);
+}
+
+/* "a b c": the names registered in a type list, for error messages that say what is valid */
+PetscErrorCode NNTypeListString(PetscFunctionList list, size_t len, char str[])
+{
+  const char **names;
+  int          n;
+
+  PetscFunctionBegin;
+  str[0] = 0;
+  PetscCall(PetscFunctionListGet(list, &names, &n));
+  for (int i = 0; i < n; i++) {
+    if (i) PetscCall(PetscStrlcat(str, " ", len));
+    PetscCall(PetscStrlcat(str, names[i], len));
+  }
+  PetscCall(PetscFree(names));
+  PetscFunctionReturn(0);
+}
