@@ -113,3 +113,23 @@ int main(int argc, char **argv)
   PetscCall(PetscFinalize());
   return 0;
 }
+
+/*TEST
+
+   testset:
+     requires: fashion_mnist
+     args: -options_file fashion_mlp.opts -train_data_max_samples 3000 -test_data_max_samples 1000
+     test:
+       suffix: mlp
+       args: -nn_epochs 2 -nn_view
+     test:
+       suffix: gradcheck
+       args: -nn_epochs 1 -nn_batch_size 8 -train_data_max_samples 64 -relu1_type tanh -relu2_type gelu -nn_gradient_check -nn_monitor 0
+     test:
+       suffix: sgd_nesterov_step
+       args: -nn_epochs 2 -opt_type sgd -opt_learning_rate 0.05 -opt_momentum 0.9 -opt_nesterov -opt_weight_decay 1e-4 -opt_schedule step -opt_step_size 1 -opt_gamma 0.5
+     test:
+       suffix: adamw_cosine
+       args: -nn_epochs 2 -opt_type adamw -opt_schedule cosine -fc1_units 64 -fc2_units 32
+
+TEST*/

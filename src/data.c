@@ -158,6 +158,7 @@ PetscErrorCode NNDataSetFromOptions(NNData d)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(d, NNDATA_CLASSID, 1);
+  PetscCall(PetscStrncpy(type, ((PetscObject)d)->type_name ? ((PetscObject)d)->type_name : NNDATAIDX, sizeof(type)));
   PetscObjectOptionsBegin((PetscObject)d);
   PetscCall(PetscOptionsFList("-data_type", "Data-set type", "NNDataSetType", NNDataList, ((PetscObject)d)->type_name ? ((PetscObject)d)->type_name : NNDATAIDX, type, sizeof(type), &flg));
   if (flg || !((PetscObject)d)->type_name) PetscCall(NNDataSetType(d, type));

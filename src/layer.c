@@ -277,7 +277,7 @@ PetscErrorCode NNLayerCheckInputRank(NNLayer l, PetscInt ndim)
   PetscFunctionBegin;
   if (l->inshape.ndim == ndim) PetscFunctionReturn(0);
   PetscCall(NNShapeToString(&l->inshape, sizeof(s), s));
-  SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs %" PetscInt_FMT "-d input but receives shape %s; put a flatten layer in front of it", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ndim, s);
+  SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs %" PetscInt_FMT "-d samples but %s produces shape %s; put a flatten layer between them", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ndim, l->inputname ? l->inputname : "its input", s);
 }
 
 /*@

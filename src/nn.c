@@ -34,6 +34,7 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   nn->gradcheck_tol    = 1e-6;
   PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
   NNRandomSeed(&nn->rng, (uint64_t)nn->seed);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)nn, "sequential"));
   PetscCall(NNOptCreate(comm, &nn->opt));
   *net = nn;
   PetscFunctionReturn(0);
@@ -453,6 +454,7 @@ PetscErrorCode NNSetUp(NN net)
     NNLayer l = net->layers[i];
     PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
     PetscCall(NNLayerSetInputShape(l, &s));
+    l->inputname = i ? ((PetscObject)net->layers[i - 1])->name : "the network input";
     PetscCall(NNLayerSetTraining(l, net->training));
     PetscCall(NNLayerSetUp(l));
     s = l->outshape;
@@ -685,6 +687,7 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(VecGetArrayRead(net->act[L_], &y));
   PetscCall(VecGetArrayRead(t, &ta));
   PetscCall(VecGetArrayWrite(net->dact[L_], &dy));
+  if (net->lossops.classification) PetscCall(NNLossCheckTargets(net->loss, n, NNShapeSize(&out), ta));
   PetscCall(net->lossops.eval(n, NNShapeSize(&out), y, ta, &L, dy));
   PetscCall(VecRestoreArrayWrite(net->dact[L_], &dy));
   PetscCall(VecRestoreArrayRead(t, &ta));

@@ -59,7 +59,8 @@ PetscErrorCode NNTypeListString(PetscFunctionList list, size_t len, char str[])
   str[0] = 0;
   PetscCall(PetscFunctionListGet(list, &names, &n));
   for (int i = 0; i < n; i++) {
-    if (i) PetscCall(PetscStrlcat(str, " ", len));
+    if (!names[i] || !names[i][0]) continue;
+    if (str[0]) PetscCall(PetscStrlcat(str, " ", len));
     PetscCall(PetscStrlcat(str, names[i], len));
   }
   PetscCall(PetscFree(names));

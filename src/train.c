@@ -181,7 +181,7 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
         PetscCall(PetscViewerASCIIPrintf(viewer, "Epoch %3" PetscInt_FMT "/%" PetscInt_FMT ": loss %.6e", net->epoch + 1, net->epochs, (double)(Lsum / N)));
         if (test) PetscCall(PetscViewerASCIIPrintf(viewer, "  test loss %.6e", (double)tloss));
       }
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  lr %.3g  time %.2f s  %.0f samples/s\n", (double)lr, t1 - t0, N / (t1 - t0)));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  lr %.3g  time %.2f s  %.1f samples/s\n", (double)lr, t1 - t0, N / (t1 - t0)));
     }
   }
   PetscCall(NNSetTraining(net, PETSC_FALSE));

@@ -74,7 +74,8 @@ struct _p_NNLayer {
   PetscInt  nchildren;
   NNLayer  *children;
 
-  NNRandom *rng; /* the network's generator (dropout masks, initialization) */
+  NNRandom   *rng;       /* the network's generator (dropout masks, initialization) */
+  const char *inputname; /* what produces the input (previous layer or "the network input"), for error messages */
   void     *data;
 };
 
@@ -82,6 +83,7 @@ PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
 PETSC_INTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
 PETSC_INTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
+PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
 
 /* ---------------------------------------------------------------- losses */
 typedef struct {
@@ -179,4 +181,20 @@ PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
 /* HDF5 helpers (rank 0 of the caller does the file work) */
 PETSC_INTERN PetscErrorCode NNH5WriteArray(int64_t, const char[], PetscInt, const PetscInt[], const PetscScalar[]);
 PETSC_INTERN PetscErrorCode NNH5ReadArray(int64_t, const char[], PetscInt, const PetscInt[], PetscScalar[]);
-PETSC_INTERN PetscErrorCode NNH5GetShape(int64_t, const char[], PetscInt *, PetscInt[]);
+PETSC_INTERN PetscErrorCode NNH5GetShape(int64_t, const char[], PetscInt *, PetscInt[]); /* dims[] holds NN_H5_MAX_DIM */
+#define NN_H5_MAX_DIM 8
+PETSC_INTERN PetscErrorCode NNH5WriteInt64(int64_t, const char[], PetscInt, const PetscInt[], const int64_t[]);
+PETSC_INTERN PetscErrorCode NNH5ReadInt64(int64_t, const char[], PetscInt, const PetscInt[], int64_t[]);
+PETSC_INTERN PetscErrorCode NNH5WriteUInt64(int64_t, const char[], PetscInt, const PetscInt[], const uint64_t[]);
+PETSC_INTERN PetscErrorCode NNH5ReadUInt64(int64_t, const char[], PetscInt, const PetscInt[], uint64_t[]);
+PETSC_INTERN PetscErrorCode NNH5ReadHyperslab(int64_t, const char[], PetscInt, PetscScalar[]); /* first n rows, any shape */
+PETSC_INTERN PetscErrorCode NNH5Exists(int64_t, const char[], PetscBool *);                 /* a link at that path */
+PETSC_INTERN PetscErrorCode NNH5IsDataset(int64_t, const char[], PetscBool *);
+PETSC_INTERN PetscErrorCode NNH5WriteAttributeString(int64_t, const char[], const char[], const char[]); /* object, name, value */
+PETSC_INTERN PetscErrorCode NNH5ReadAttributeString(int64_t, const char[], const char[], size_t, char[], PetscBool *);
+PETSC_INTERN PetscErrorCode NNH5OpenRead(const char[], const char[], int64_t *); /* file, what it is (for errors) */
+PETSC_INTERN PetscErrorCode NNH5Close(int64_t *);
+PETSC_INTERN PetscErrorCode NNH5ErrorMessage(size_t, char[]); /* innermost message of HDF5's error stack */
+PETSC_INTERN PetscErrorCode NNH5SilenceErrors(PetscBool); /* PETSC_TRUE: stop HDF5 printing its stack; PETSC_FALSE: restore */
+PETSC_INTERN PetscErrorCode NNH5ShapeToString(PetscInt, const PetscInt[], size_t, char[]);
+PETSC_INTERN PetscErrorCode NNH5ListRoot(int64_t, size_t, char[]); /* "x [100,4], y [100], grp/" */
