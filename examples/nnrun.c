@@ -132,4 +132,9 @@ int main(int argc, char **argv)
        suffix: adamw_cosine
        args: -nn_epochs 2 -opt_type adamw -opt_schedule cosine -fc1_units 64 -fc2_units 32
 
+   test:
+     suffix: yaml
+     requires: fashion_mnist yaml
+     args: -options_file_yaml fashion_mlp.yaml -nn_epochs 1 -train_data_max_samples 3000 -test_data_max_samples 1000 -options_left
+
 TEST*/
