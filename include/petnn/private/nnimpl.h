@@ -197,4 +197,4 @@ PETSC_INTERN PetscErrorCode NNH5Close(int64_t *);
 PETSC_INTERN PetscErrorCode NNH5ErrorMessage(size_t, char[]); /* innermost message of HDF5's error stack */
 PETSC_INTERN PetscErrorCode NNH5SilenceErrors(PetscBool); /* PETSC_TRUE: stop HDF5 printing its stack; PETSC_FALSE: restore */
 PETSC_INTERN PetscErrorCode NNH5ShapeToString(PetscInt, const PetscInt[], size_t, char[]);
-PETSC_INTERN PetscErrorCode NNH5ListRoot(int64_t, size_t, char[]); /* "x [100,4], y [100], grp/" */
+PETSC_INTERN PetscErrorCode NNH5ListRoot(int64_t, size_t, char[]); /* "x (100,4), y (100), grp/" */
