@@ -32,6 +32,7 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   nn->shuffle          = PETSC_TRUE;
   nn->checkpoint_every = 1;
   nn->gradcheck_tol    = 1e-6;
+  nn->reinit           = PETSC_TRUE;
   PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
   NNRandomSeed(&nn->rng, (uint64_t)nn->seed);
   PetscCall(PetscObjectChangeTypeName((PetscObject)nn, "sequential"));
@@ -68,6 +69,7 @@ PetscErrorCode NNSetInputShape(NN net, PetscInt ndim, const PetscInt dim[])
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNShapeSet(&net->inshape, ndim, dim));
   net->setupcalled = PETSC_FALSE;
+  net->reinit      = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -182,6 +184,7 @@ PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *
   l->rng                       = &net->rng;
   net->layers[net->nlayers++] = l;
   net->setupcalled            = PETSC_FALSE;
+  net->reinit                 = PETSC_TRUE;
   if (layer) *layer = l;
   PetscFunctionReturn(0);
 }
@@ -279,6 +282,7 @@ PetscErrorCode NNSetSeed(NN net, PetscInt64 seed)
   net->seed = seed;
   NNRandomSeed(&net->rng, (uint64_t)seed);
   net->setupcalled = PETSC_FALSE;
+  net->reinit      = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -357,6 +361,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetFromOptions(net->layers[i]));
   PetscCall(NNOptSetFromOptions(net->opt));
   net->setupcalled = PETSC_FALSE;
+  net->reinit      = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -429,7 +434,9 @@ PetscErrorCode NNVisitTensors(NN net, NNTensorVisitor visit, void *ctx)
    Collective
 
    Parameters are initialized from the network's seed as PyTorch would initialize the same
-   layers (in distribution, not bitwise). Calling it again after a change re-initializes.
+   layers (in distribution, not bitwise). After a change of layers, input shape, seed or options
+   it initializes again (discarding trained or loaded parameters); after a change of the batch
+   size alone it keeps parameters, optimizer state and counters.
 
    Level: beginner
 
@@ -461,29 +468,37 @@ PetscErrorCode NNSetUp(NN net)
   }
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
 
-  PetscCall(VecDestroy(&net->theta));
-  PetscCall(VecDestroy(&net->dtheta));
-  PetscCall(VecDestroy(&net->buf));
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, np, &net->theta));
-  PetscCall(PetscObjectSetName((PetscObject)net->theta, "parameters"));
-  PetscCall(VecDuplicate(net->theta, &net->dtheta));
-  PetscCall(PetscObjectSetName((PetscObject)net->dtheta, "gradient"));
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, nb, &net->buf));
-  PetscCall(PetscObjectSetName((PetscObject)net->buf, "buffers"));
+  if (!net->reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
+    PetscInt np0, nb0;
+    PetscCall(VecGetSize(net->theta, &np0));
+    PetscCall(VecGetSize(net->buf, &nb0));
+    PetscCheck(np0 == np && nb0 == nb, comm, PETSC_ERR_PLIB, "Parameter layout changed without re-initialization");
+  } else {
+    PetscCall(VecDestroy(&net->theta));
+    PetscCall(VecDestroy(&net->dtheta));
+    PetscCall(VecDestroy(&net->buf));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, np, &net->theta));
+    PetscCall(PetscObjectSetName((PetscObject)net->theta, "parameters"));
+    PetscCall(VecDuplicate(net->theta, &net->dtheta));
+    PetscCall(PetscObjectSetName((PetscObject)net->dtheta, "gradient"));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nb, &net->buf));
+    PetscCall(PetscObjectSetName((PetscObject)net->buf, "buffers"));
 
-  /* initialize from a generator seeded by -nn_seed, so the initial network does not depend on call history */
-  NNRandomSeed(&net->rng, (uint64_t)net->seed);
-  PetscCall(VecGetArray(net->theta, &theta));
-  PetscCall(VecGetArray(net->buf, &buf));
-  PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerInitializeAll(net->layers[i]));
-  PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
-  PetscCall(VecRestoreArray(net->buf, &buf));
-  PetscCall(VecRestoreArray(net->theta, &theta));
+    /* initialize from a generator seeded by -nn_seed, so the initial network does not depend on call history */
+    NNRandomSeed(&net->rng, (uint64_t)net->seed);
+    PetscCall(VecGetArray(net->theta, &theta));
+    PetscCall(VecGetArray(net->buf, &buf));
+    PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
+    for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerInitializeAll(net->layers[i]));
+    PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
+    PetscCall(VecRestoreArray(net->buf, &buf));
+    PetscCall(VecRestoreArray(net->theta, &theta));
+  }
 
   /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
-  if (net->act) PetscCall(VecDestroyVecs(net->nlayers + 1, &net->act));
-  if (net->dact) PetscCall(VecDestroyVecs(net->nlayers + 1, &net->dact));
+  if (net->act) PetscCall(VecDestroyVecs(net->nact, &net->act));
+  if (net->dact) PetscCall(VecDestroyVecs(net->nact, &net->dact));
+  net->nact = net->nlayers + 1;
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->act));
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->dact));
   s = net->inshape;
@@ -492,9 +507,12 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->act[i]));
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->dact[i]));
   }
-  PetscCall(NNOptSetUp(net->opt, net->theta));
-  net->epoch       = 0;
-  net->step        = 0;
+  if (net->reinit) {
+    PetscCall(NNOptSetUp(net->opt, net->theta));
+    net->epoch = 0;
+    net->step  = 0;
+  }
+  net->reinit      = PETSC_FALSE;
   net->setupcalled = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
@@ -831,8 +849,8 @@ PetscErrorCode NNDestroy(NN *net)
   }
   for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
   PetscCall(PetscFree((*net)->layers));
-  if ((*net)->act) PetscCall(VecDestroyVecs((*net)->nlayers + 1, &(*net)->act));
-  if ((*net)->dact) PetscCall(VecDestroyVecs((*net)->nlayers + 1, &(*net)->dact));
+  if ((*net)->act) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->act));
+  if ((*net)->dact) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->dact));
   PetscCall(VecDestroy(&(*net)->theta));
   PetscCall(VecDestroy(&(*net)->dtheta));
   PetscCall(VecDestroy(&(*net)->buf));

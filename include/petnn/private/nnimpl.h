@@ -80,9 +80,9 @@ struct _p_NNLayer {
 };
 
 PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
-PETSC_INTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
-PETSC_INTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
-PETSC_INTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
+PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
+PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
 
 /* ---------------------------------------------------------------- losses */
@@ -159,8 +159,10 @@ struct _p_NN {
   PetscInt64 seed;
   NNRandom  rng;
   PetscBool training, setupcalled;
+  PetscBool reinit; /* the next NNSetUp() initializes parameters; false when only the batch size changed */
 
   Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential, replicated on every rank) */
+  PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
   Vec      *dact;               /* gradients of the activations */
   NNOpt     opt;
