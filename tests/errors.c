@@ -46,6 +46,27 @@ static PetscErrorCode ExpectError(const char name[], const char prefix[], const 
   PetscFunctionReturn(0);
 }
 
+/* the checkpoint written before the loss diverged loads and holds finite parameters after epoch 1 */
+static PetscErrorCode CheckCheckpointIntact(const char file[])
+{
+  NN        net;
+  Vec       theta;
+  PetscReal norm;
+
+  PetscFunctionBegin;
+  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
+  PetscCall(NNSetOptionsPrefix(net, "l_"));
+  PetscCall(NNSetFromOptions(net));
+  PetscCall(NNSetInputShape(net, 3, (PetscInt[]){1, 28, 28}));
+  PetscCall(NNCheckpointLoad(net, file));
+  PetscCall(NNGetParameters(net, &theta));
+  PetscCall(VecNorm(theta, NORM_2, &norm));
+  PetscCheck(!PetscIsInfOrNanReal(norm) && norm > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Checkpoint %s holds non-finite parameters", file);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "checkpoint written before the divergence loads with finite parameters\n"));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 /* an IDX file cut short: the header promises more images than it holds */
 static PetscErrorCode WriteTruncatedIDX(const char images[], const char labels[])
 {
@@ -78,7 +99,9 @@ int main(int argc, char **argv)
   PetscCall(WriteTruncatedIDX("truncated-images-idx3-ubyte", "truncated-labels-idx1-ubyte"));
   PetscCall(ExpectError("truncated IDX file", "j_", "-j_nn_layers f,fc1 -j_f_type flatten -j_fc1_type dense -j_fc1_units 10 -j_train_data_images truncated-images-idx3-ubyte -j_train_data_labels truncated-labels-idx1-ubyte", PETSC_TRUE, "truncated-images-idx3-ubyte is truncated"));
   PetscCall(ExpectError("labels beyond the output layer", "k_", "-k_nn_layers f,fc1 -k_f_type flatten -k_fc1_type dense -k_fc1_units 3 -k_train_data_max_samples 256", PETSC_TRUE, "is not a class index in [0,3)"));
-  PetscCall(ExpectError("diverging loss", "l_", "-l_nn_layers f,fc1,fc2 -l_f_type flatten -l_fc1_type dense -l_fc1_units 32 -l_fc2_type dense -l_fc2_units 10 -l_train_data_max_samples 512 -l_opt_type sgd -l_opt_learning_rate 1e200 -l_nn_epochs 3", PETSC_TRUE, "Training stopped: the loss is"));
+  /* epoch 1 trains normally and is checkpointed; the step schedule then makes epoch 2 diverge */
+  PetscCall(ExpectError("diverging loss", "l_", "-l_nn_layers f,fc1,fc2 -l_f_type flatten -l_fc1_type dense -l_fc1_units 32 -l_fc2_type dense -l_fc2_units 10 -l_train_data_max_samples 512 -l_opt_type sgd -l_opt_learning_rate 1e-2 -l_opt_schedule step -l_opt_step_size 1 -l_opt_gamma 1e200 -l_nn_epochs 3 -l_nn_checkpoint diverge.h5", PETSC_TRUE, "The last checkpoint diverge.h5 is intact"));
+  PetscCall(CheckCheckpointIntact("diverge.h5"));
   /* the error path must not leak, but objects abandoned by an error are not freed: skip the leak report */
   PetscCall(PetscOptionsSetValue(NULL, "-malloc_dump", "0"));
   PetscCall(PetscFinalize());
