@@ -12,17 +12,17 @@ typedef struct {
   PetscReal slope;                                            /* leaky ReLU negative slope */
 } NNLayer_Activation;
 
-static PetscReal ReLU(PetscReal x, PetscReal s) { return x > 0 ? x : 0; }
-static PetscReal DReLU(PetscReal x, PetscReal y, PetscReal s) { return x > 0 ? 1 : 0; }
+static PetscReal ReLU(PetscReal x, PetscReal s PETSC_UNUSED) { return x > 0 ? x : 0; }
+static PetscReal DReLU(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s PETSC_UNUSED) { return x > 0 ? 1 : 0; }
 static PetscReal Leaky(PetscReal x, PetscReal s) { return x > 0 ? x : s * x; }
-static PetscReal DLeaky(PetscReal x, PetscReal y, PetscReal s) { return x > 0 ? 1 : s; }
-static PetscReal Tanh(PetscReal x, PetscReal s) { return PetscTanhReal(x); }
-static PetscReal DTanh(PetscReal x, PetscReal y, PetscReal s) { return 1 - y * y; }
-static PetscReal Sigmoid(PetscReal x, PetscReal s) { return x >= 0 ? 1 / (1 + PetscExpReal(-x)) : PetscExpReal(x) / (1 + PetscExpReal(x)); }
-static PetscReal DSigmoid(PetscReal x, PetscReal y, PetscReal s) { return y * (1 - y); }
+static PetscReal DLeaky(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s) { return x > 0 ? 1 : s; }
+static PetscReal Tanh(PetscReal x, PetscReal s PETSC_UNUSED) { return PetscTanhReal(x); }
+static PetscReal DTanh(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return 1 - y * y; }
+static PetscReal Sigmoid(PetscReal x, PetscReal s PETSC_UNUSED) { return x >= 0 ? 1 / (1 + PetscExpReal(-x)) : PetscExpReal(x) / (1 + PetscExpReal(x)); }
+static PetscReal DSigmoid(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return y * (1 - y); }
 /* exact GELU as torch.nn.GELU(approximate='none'): x Phi(x) */
-static PetscReal Gelu(PetscReal x, PetscReal s) { return 0.5 * x * (1 + erf(x * M_SQRT1_2)); }
-static PetscReal DGelu(PetscReal x, PetscReal y, PetscReal s) { return 0.5 * (1 + erf(x * M_SQRT1_2)) + x * PetscExpReal(-0.5 * x * x) * 0.5 * M_2_SQRTPI * M_SQRT1_2; }
+static PetscReal Gelu(PetscReal x, PetscReal s PETSC_UNUSED) { return 0.5 * x * (1 + erf(x * M_SQRT1_2)); }
+static PetscReal DGelu(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s PETSC_UNUSED) { return 0.5 * (1 + erf(x * M_SQRT1_2)) + x * PetscExpReal(-0.5 * x * x) * 0.5 * M_2_SQRTPI * M_SQRT1_2; }
 
 static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
 {

@@ -55,7 +55,7 @@ static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscSca
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
+static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_Dense     *d  = (NNLayer_Dense *)l->data;
   PetscInt           in = l->inshape.dim[0], out = d->units;

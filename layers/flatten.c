@@ -21,7 +21,7 @@ static PetscErrorCode NNLayerForward_Flatten(NNLayer l, PetscInt n, const PetscS
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBackward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
+static PetscErrorCode NNLayerBackward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   PetscFunctionBegin;
   if (dx) PetscCall(PetscArraycpy(dx, dy, n * NNShapeSize(&l->inshape)));

@@ -113,7 +113,7 @@ typedef struct {
   PetscBool          found;
 } NNCheckpointCtx;
 
-static PetscErrorCode NNCheckpointSaveTensor(NN net, NNLayer l, const char *name, NNTensor *t, void *vctx)
+static PetscErrorCode NNCheckpointSaveTensor(NN net PETSC_UNUSED, NNLayer l, const char *name, NNTensor *t, void *vctx)
 {
   NNCheckpointCtx   *c = (NNCheckpointCtx *)vctx;
   char               path[PETSC_MAX_PATH_LEN];
@@ -167,7 +167,7 @@ static PetscErrorCode NNCheckpointLoadTensor(NN net, NNLayer l, const char *name
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNCheckpointFindTensor(NN net, NNLayer l, const char *name, NNTensor *t, void *vctx)
+static PetscErrorCode NNCheckpointFindTensor(NN net PETSC_UNUSED, NNLayer l PETSC_UNUSED, const char *name, NNTensor *t PETSC_UNUSED, void *vctx)
 {
   NNCheckpointCtx *c = (NNCheckpointCtx *)vctx;
   PetscBool        match;
@@ -498,7 +498,7 @@ typedef struct {
   const PetscScalar *dtheta;
 } NNGradCtx;
 
-static PetscErrorCode NNSaveGradientTensor(NN net, NNLayer l, const char *name, NNTensor *t, void *vctx)
+static PetscErrorCode NNSaveGradientTensor(NN net PETSC_UNUSED, NNLayer l, const char *name, NNTensor *t, void *vctx)
 {
   NNGradCtx *c = (NNGradCtx *)vctx;
   char       path[PETSC_MAX_PATH_LEN];

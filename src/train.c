@@ -200,7 +200,7 @@ typedef struct {
 } NNTaoCtx;
 
 /* full-batch loss and gradient over the whole data set, averaged per sample */
-static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao, Vec theta, PetscReal *f, Vec g, void *ctx)
+static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao PETSC_UNUSED, Vec theta, PetscReal *f, Vec g, void *ctx)
 {
   NNTaoCtx *c   = (NNTaoCtx *)ctx;
   NN        net = c->net;

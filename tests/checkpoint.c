@@ -58,7 +58,7 @@ static PetscErrorCode StatsForward(NNLayer l, PetscInt n, const PetscScalar *x, 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode StatsBackward(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
+static PetscErrorCode StatsBackward(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   PetscFunctionBegin;
   if (dx) PetscCall(PetscArraycpy(dx, dy, n * l->inshape.dim[0]));
