@@ -1,6 +1,147 @@
-/* placeholder: being written */
+/*
+   Dropout: inverted dropout as torch.nn.Dropout.
+
+   Training mode: each entry is kept with probability 1-p and scaled by 1/(1-p), so the expected
+   output equals the input:  y_i = x_i m_i / (1-p),  m_i = (u_i >= p),  u_i ~ U[0,1) drawn from the
+   network's generator (one draw per entry, in memory order), so masks are reproducible from the
+   seed and a checkpointed generator state.  Evaluation mode: identity.
+
+   The scaled mask of the last forward pass is kept for the backward pass: dx = dy m / (1-p).
+*/
 #include <petnn/private/nnimpl.h>
+
+typedef struct {
+  PetscReal    rate;   /* drop probability p in [0,1) */
+  PetscScalar *mask;   /* m_i/(1-p) of the last training forward pass, capacity nbatch*size */
+  PetscBool    masked; /* the last forward pass applied the mask (training mode and p > 0) */
+} NNLayer_Dropout;
+
+static PetscErrorCode NNLayerSetUp_Dropout(NNLayer l)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+
+  PetscFunctionBegin;
+  l->outshape = l->inshape;
+  PetscCall(PetscMalloc1(l->nbatch * NNShapeSize(&l->inshape), &d->mask));
+  d->masked = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerReset_Dropout(NNLayer l)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(d->mask));
+  d->masked = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+  PetscInt         N = n * NNShapeSize(&l->inshape);
+
+  PetscFunctionBegin;
+  d->masked = (PetscBool)(l->training && d->rate > 0);
+  if (!d->masked) {
+    if (y != x) PetscCall(PetscArraycpy(y, x, N));
+    PetscFunctionReturn(0);
+  }
+  PetscCheck(l->rng, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Dropout layer %s has no random number generator: add it to a network", ((PetscObject)l)->name);
+  {
+    const PetscScalar scale = 1.0 / (1.0 - d->rate);
+    for (PetscInt i = 0; i < N; i++) {
+      d->mask[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
+      y[i]       = x[i] * d->mask[i];
+    }
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+  PetscInt         N = n * NNShapeSize(&l->inshape);
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  if (!d->masked) {
+    if (dx != dy) PetscCall(PetscArraycpy(dx, dy, N));
+    PetscFunctionReturn(0);
+  }
+  for (PetscInt i = 0; i < N; i++) dx[i] = dy[i] * d->mask[i];
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDropoutSetRate_Dropout(NNLayer l, PetscReal p)
+{
+  PetscFunctionBegin;
+  PetscCheck(p >= 0 && p < 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Dropout layer %s: rate %g is invalid (-%srate); valid rates are 0 <= p < 1", ((PetscObject)l)->name, (double)p, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+  ((NNLayer_Dropout *)l->data)->rate = p;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetFromOptions_Dropout(NNLayer l, PetscOptionItems *PetscOptionsObject)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+  PetscReal        p = d->rate;
+  PetscBool        flg;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Dropout layer options");
+  PetscCall(PetscOptionsReal("-rate", "Probability of zeroing an entry in training mode, 0 <= p < 1", "NNLayerDropoutSetRate", p, &p, &flg));
+  if (flg) PetscCall(NNLayerDropoutSetRate_Dropout(l, p));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerView_Dropout(NNLayer l, PetscViewer v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "rate %g\n", (double)((NNLayer_Dropout *)l->data)->rate));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDestroy_Dropout(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDropoutSetRate_C", NULL));
+  PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERDROPOUT - "dropout": inverted dropout (torch.nn.Dropout)
+
+   In training mode each entry is zeroed with probability p and the others are scaled by 1/(1-p);
+   in evaluation mode the layer is the identity. Masks are drawn from the network's generator
+   (-nn_seed), so runs are reproducible.
+
+   Options Database Key:
+.  -<prefix>rate <p> - drop probability, 0 <= p < 1 (default 0.5)
+
+   Level: beginner
+
+.seealso: `NNLayerDropoutSetRate()`, `NNSetTraining()`, `NNLayerType`
+M*/
 PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
 {
-  SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "not yet implemented");
+  NNLayer_Dropout *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->rate                = 0.5;
+  l->data                = d;
+  l->ops->setup          = NNLayerSetUp_Dropout;
+  l->ops->reset          = NNLayerReset_Dropout;
+  l->ops->forward        = NNLayerForward_Dropout;
+  l->ops->backward       = NNLayerBackward_Dropout;
+  l->ops->setfromoptions = NNLayerSetFromOptions_Dropout;
+  l->ops->view           = NNLayerView_Dropout;
+  l->ops->destroy        = NNLayerDestroy_Dropout;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDropoutSetRate_C", NNLayerDropoutSetRate_Dropout));
+  PetscFunctionReturn(0);
 }
