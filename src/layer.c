@@ -107,7 +107,7 @@ PetscErrorCode NNLayerSetType(NNLayer l, NNLayerType type)
   if (!create) {
     char valid[1024] = "";
     PetscCall(NNTypeListString(NNLayerList, sizeof(valid), valid));
-    SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown layer type \"%s\" for layer %s; valid types: %s", type, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", valid);
+    SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown layer type \"%s\" for layer %s; valid types: %s", type, ((PetscObject)l)->name ? ((PetscObject)l)->name : "(unnamed)", valid);
   }
   PetscCheck(!((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "Layer type is already set; create a new layer to change it");
   PetscCall(PetscMemzero(l->ops, sizeof(struct _NNLayerOps)));

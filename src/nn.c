@@ -334,8 +334,12 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscObjectOptionsBegin((PetscObject)net);
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
+    /* layers already present under the same names (a second NNSetFromOptions()) are kept */
     for (PetscInt i = 0; i < nnames; i++) {
-      PetscCall(NNAddLayer(net, NULL, names[i], NULL));
+      PetscBool same = PETSC_FALSE;
+      if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->layers[i])->name, names[i], &same));
+      PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", names[i], i, ((PetscObject)net->layers[i])->name);
+      if (!same) PetscCall(NNAddLayer(net, NULL, names[i], NULL));
       PetscCall(PetscFree(names[i]));
     }
   }
@@ -393,6 +397,18 @@ PetscErrorCode NNSetLayerPointers(NN net, const PetscScalar *theta, PetscScalar 
 {
   PetscFunctionBegin;
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetPointers(net->layers[i], theta, dtheta, buf));
+  PetscFunctionReturn(0);
+}
+
+/* layer names must be unique over the whole tree: they name checkpoint tensors and options */
+static PetscErrorCode NNCheckUniqueNames(NN net, NNLayer l)
+{
+  NNLayer first = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetLayer(net, ((PetscObject)l)->name, &first));
+  PetscCheck(first == l, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "Two layers are named %s; layer names must be unique (they name options and checkpoint tensors)", ((PetscObject)l)->name);
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNCheckUniqueNames(net, l->children[c]));
   PetscFunctionReturn(0);
 }
 
@@ -466,6 +482,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(NNLayerSetUp(l));
     s = l->outshape;
   }
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
 
   if (!net->reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
