@@ -234,6 +234,19 @@ PetscErrorCode NNDataGetTargetSize(NNData d, PetscInt *n)
   PetscFunctionReturn(0);
 }
 
+/* Gathers samples ids[0..n) from data sets held in memory as [N][sample] features X and [N][ntarget] targets Y */
+PetscErrorCode NNDataCopySamples(NNData d, const PetscScalar *X, const PetscScalar *Y, PetscInt n, const PetscInt ids[], PetscScalar *x, PetscScalar *t)
+{
+  PetscInt sz = NNShapeSize(&d->shape), k = d->ntarget;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(PetscArraycpy(x + i * sz, X + (size_t)ids[i] * sz, sz));
+    if (t) PetscCall(PetscArraycpy(t + i * k, Y + (size_t)ids[i] * k, k));
+  }
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNDataGetBatch - copies samples idx[0..n) into a batch
 

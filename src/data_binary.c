@@ -226,14 +226,10 @@ static PetscErrorCode NNDataSetUp_Binary(NNData d)
 
 static PetscErrorCode NNDataGetBatch_Binary(NNData d, PetscInt n, const PetscInt ids[], PetscScalar *x, PetscScalar *t)
 {
-  NNData_Binary *b  = (NNData_Binary *)d->data;
-  PetscInt       sz = NNShapeSize(&d->shape), k = d->ntarget;
+  NNData_Binary *b = (NNData_Binary *)d->data;
 
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < n; i++) {
-    PetscCall(PetscArraycpy(x + i * sz, b->x + (size_t)ids[i] * sz, sz));
-    if (t) PetscCall(PetscArraycpy(t + i * k, b->y + (size_t)ids[i] * k, k));
-  }
+  PetscCall(NNDataCopySamples(d, b->x, b->y, n, ids, x, t));
   PetscFunctionReturn(0);
 }
 

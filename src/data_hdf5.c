@@ -78,14 +78,10 @@ static PetscErrorCode NNDataSetUp_HDF5(NNData d)
 
 static PetscErrorCode NNDataGetBatch_HDF5(NNData d, PetscInt n, const PetscInt ids[], PetscScalar *x, PetscScalar *t)
 {
-  NNData_HDF5 *h  = (NNData_HDF5 *)d->data;
-  PetscInt     sz = NNShapeSize(&d->shape), k = d->ntarget;
+  NNData_HDF5 *h = (NNData_HDF5 *)d->data;
 
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < n; i++) {
-    PetscCall(PetscArraycpy(x + i * sz, h->x + (size_t)ids[i] * sz, sz));
-    if (t) PetscCall(PetscArraycpy(t + i * k, h->y + (size_t)ids[i] * k, k));
-  }
+  PetscCall(NNDataCopySamples(d, h->x, h->y, n, ids, x, t));
   PetscFunctionReturn(0);
 }
 

@@ -137,6 +137,8 @@ struct _NNDataOps {
   PetscErrorCode (*destroy)(NNData);
 };
 
+PETSC_INTERN PetscErrorCode NNDataCopySamples(NNData, const PetscScalar *, const PetscScalar *, PetscInt, const PetscInt[], PetscScalar *, PetscScalar *);
+
 struct _p_NNData {
   PETSCHEADER(struct _NNDataOps);
   PetscInt  nsamples, maxsamples, ntarget;
