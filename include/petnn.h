@@ -82,6 +82,7 @@ PETSC_EXTERN PetscErrorCode NNLayerGetNumParameters(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerForward(NNLayer, PetscInt, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerBackward(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerSetTraining(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerCreateOutputVec(NNLayer, Vec *);
 
 /* type-specific setters: no-ops on other types */
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetUnits(NNLayer, PetscInt);

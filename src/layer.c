@@ -364,11 +364,14 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
   PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArrayWrite(y, &ya));
-  PetscUseTypeMethod(l, forward, n, xa, ya);
-  PetscCall(VecRestoreArrayWrite(y, &ya));
-  PetscCall(VecRestoreArrayRead(x, &xa));
+  if (l->ops->forwardvec) PetscUseTypeMethod(l, forwardvec, n, x, y);
+  else {
+    PetscCall(VecGetArrayRead(x, &xa));
+    PetscCall(VecGetArrayWrite(y, &ya));
+    PetscUseTypeMethod(l, forward, n, xa, ya);
+    PetscCall(VecRestoreArrayWrite(y, &ya));
+    PetscCall(VecRestoreArrayRead(x, &xa));
+  }
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -402,15 +405,18 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArrayRead(y, &ya));
-  PetscCall(VecGetArrayRead(dy, &dya));
-  if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
-  PetscUseTypeMethod(l, backward, n, xa, ya, dya, dxa);
-  if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
-  PetscCall(VecRestoreArrayRead(dy, &dya));
-  PetscCall(VecRestoreArrayRead(y, &ya));
-  PetscCall(VecRestoreArrayRead(x, &xa));
+  if (l->ops->backwardvec) PetscUseTypeMethod(l, backwardvec, n, x, y, dy, dx);
+  else {
+    PetscCall(VecGetArrayRead(x, &xa));
+    PetscCall(VecGetArrayRead(y, &ya));
+    PetscCall(VecGetArrayRead(dy, &dya));
+    if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
+    PetscUseTypeMethod(l, backward, n, xa, ya, dya, dxa);
+    if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
+    PetscCall(VecRestoreArrayRead(dy, &dya));
+    PetscCall(VecRestoreArrayRead(y, &ya));
+    PetscCall(VecRestoreArrayRead(x, &xa));
+  }
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -465,6 +471,27 @@ PetscErrorCode NNLayerDestroy(NNLayer *l)
   for (PetscInt c = 0; c < (*l)->nchildren; c++) PetscCall(NNLayerDestroy(&(*l)->children[c]));
   PetscCall(PetscFree((*l)->children));
   PetscCall(PetscHeaderDestroy(l));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerCreateOutputVec - creates a Vec for the layer's output batch (capacity nbatch samples)
+
+   Collective
+
+   Notes:
+   Layer types with a distributed layout (DMDA) create their DM's global Vec; the default is a
+   sequential Vec of nbatch * size(output shape) entries. Gradients of activations use the same layout.
+
+   Level: developer
+@*/
+PetscErrorCode NNLayerCreateOutputVec(NNLayer l, Vec *y)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscCheck(l->setupcalled, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Call NNLayerSetUp() first");
+  if (l->ops->createoutputvec) PetscUseTypeMethod(l, createoutputvec, y);
+  else PetscCall(VecCreateSeq(PETSC_COMM_SELF, l->nbatch * NNShapeSize(&l->outshape), y));
   PetscFunctionReturn(0);
 }
 

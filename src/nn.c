@@ -518,11 +518,11 @@ PetscErrorCode NNSetUp(NN net)
   net->nact = net->nlayers + 1;
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->act));
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->dact));
-  s = net->inshape;
-  for (PetscInt i = 0; i <= net->nlayers; i++) {
-    if (i > 0) s = net->layers[i - 1]->outshape;
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->act[i]));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&s), &net->dact[i]));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), &net->act[0]));
+  PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
+  for (PetscInt i = 1; i <= net->nlayers; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
+    PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
+    PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
   }
   if (net->reinit) {
     PetscCall(NNOptSetUp(net->opt, net->theta));

@@ -48,6 +48,12 @@ struct _NNLayerOps {
   /* dx = f'(x)^T dy (dx may be NULL: not needed); ADD the parameter gradient into dtheta */
   PetscErrorCode (*backward)(NNLayer, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *);
   /* initialize parameters (theta) and buffers (buf) with the layer's rng */
+  /* optional Vec-level passes for layers whose activations need more than their local array
+     (DMDA layouts: halo exchange with DMGlobalToLocal); used instead of forward/backward when set */
+  PetscErrorCode (*forwardvec)(NNLayer, PetscInt, Vec, Vec);
+  PetscErrorCode (*backwardvec)(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
+  /* optional: create the output activation Vec (e.g. a DMDA global Vec); default a sequential Vec of nbatch*size(outshape) */
+  PetscErrorCode (*createoutputvec)(NNLayer, Vec *);
   PetscErrorCode (*initialize)(NNLayer);
   PetscErrorCode (*view)(NNLayer, PetscViewer);
   PetscErrorCode (*reset)(NNLayer); /* free workspace made by setup */
