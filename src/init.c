@@ -56,6 +56,10 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(PetscLogEventRegister("NNDataLoad", NNDATA_CLASSID, &NN_DataLoad));
   PetscCall(PetscLogEventRegister("NNCheckpoint", NN_CLASSID, &NN_Checkpoint));
   PetscCall(PetscLogEventRegister("NNPredict", NN_CLASSID, &NN_Predict));
+  { /* -info :nn selects (or -info :~nn hides) PetNN's messages */
+    PetscClassId classids[4] = {NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID};
+    PetscCall(PetscInfoProcessClass("nn", 4, classids));
+  }
   PetscCall(PetscRegisterFinalize(PetNNFinalizePackage));
   PetscFunctionReturn(0);
 }
