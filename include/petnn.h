@@ -61,6 +61,9 @@ typedef const char *NNLayerType;
 #define NNLAYERDROPOUT     "dropout"
 #define NNLAYERBATCHNORM1D "batchnorm1d"
 #define NNLAYERRESIDUAL    "residual"
+#define NNLAYERTOSPATIAL   "to_spatial"      /* sequential (C,H,W) batch -> DMDA-distributed channels-last batch */
+#define NNLAYERCONV2D      "conv2d"          /* 2-d convolution on a DMDA activation (halo exchange + implicit GEMM) */
+#define NNLAYERSPATIALFLATTEN "spatial_flatten" /* DMDA activation -> sequential flat batch (C*H*W), replicated */
 
 PETSC_EXTERN PetscFunctionList NNLayerList;
 PETSC_EXTERN PetscErrorCode    NNLayerRegister(const char[], PetscErrorCode (*)(NNLayer));
@@ -92,6 +95,12 @@ PETSC_EXTERN PetscErrorCode NNLayerDropoutSetRate(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerResidualAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetFilters(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetKernelSize(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetStride(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetPadding(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetBias(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetPeriodic(NNLayer, PetscBool);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;

@@ -11,6 +11,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Residual(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer);
 
 static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;
 
@@ -36,6 +39,9 @@ PetscErrorCode NNLayerRegisterAll(void)
   PetscCall(NNLayerRegister(NNLAYERDROPOUT, NNLayerCreate_Dropout));
   PetscCall(NNLayerRegister(NNLAYERBATCHNORM1D, NNLayerCreate_BatchNorm1d));
   PetscCall(NNLayerRegister(NNLAYERRESIDUAL, NNLayerCreate_Residual));
+  PetscCall(NNLayerRegister(NNLAYERTOSPATIAL, NNLayerCreate_ToSpatial));
+  PetscCall(NNLayerRegister(NNLAYERCONV2D, NNLayerCreate_Conv2d));
+  PetscCall(NNLayerRegister(NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten));
   PetscFunctionReturn(0);
 }
 

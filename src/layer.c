@@ -336,6 +336,28 @@ PetscErrorCode NNLayerSetChildPointers(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* Array-level layers on a spatial (DMDA) activation: only pointwise layers (no parameters, output
+   shape = input shape) qualify. They see the rank's local array as nbatch "samples" of
+   localsize/nbatch entries (channels-last with the batch in the dof keeps every slot a valid entry),
+   so they work unchanged; the caller restores the shapes afterwards. */
+static PetscErrorCode NNLayerSpatialBegin(NNLayer l, Vec x, PetscInt *n, PetscBool *spatial)
+{
+  DM       dm = NULL;
+  PetscInt m;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(x, &dm));
+  *spatial = dm ? PETSC_TRUE : PETSC_FALSE;
+  if (!dm) PetscFunctionReturn(0);
+  PetscCheck(l->nparam == 0 && l->nchildren == 0 && NNShapeSize(&l->inshape) == NNShapeSize(&l->outshape), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) cannot take the spatial (DMDA) activation of %s: only pointwise layers can; put a %s layer before it", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERSPATIALFLATTEN);
+  PetscCall(VecGetLocalSize(x, &m));
+  l->inshape.ndim   = 1;
+  l->inshape.dim[0] = m / l->nbatch;
+  l->outshape       = l->inshape;
+  *n                = l->nbatch;
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNLayerForward - applies the layer to the first n samples of x, writing y
 
@@ -366,11 +388,18 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
   if (l->ops->forwardvec) PetscUseTypeMethod(l, forwardvec, n, x, y);
   else {
+    NNShape in = l->inshape, out = l->outshape;
+    PetscBool spatial;
+    PetscCall(NNLayerSpatialBegin(l, x, &n, &spatial));
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArrayWrite(y, &ya));
     PetscUseTypeMethod(l, forward, n, xa, ya);
     PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
+    if (spatial) {
+      l->inshape  = in;
+      l->outshape = out;
+    }
   }
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -407,6 +436,9 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
   if (l->ops->backwardvec) PetscUseTypeMethod(l, backwardvec, n, x, y, dy, dx);
   else {
+    NNShape in = l->inshape, out = l->outshape;
+    PetscBool spatial;
+    PetscCall(NNLayerSpatialBegin(l, x, &n, &spatial));
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArrayRead(y, &ya));
     PetscCall(VecGetArrayRead(dy, &dya));
@@ -416,6 +448,10 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
     PetscCall(VecRestoreArrayRead(dy, &dya));
     PetscCall(VecRestoreArrayRead(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
+    if (spatial) {
+      l->inshape  = in;
+      l->outshape = out;
+    }
   }
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -491,7 +527,44 @@ PetscErrorCode NNLayerCreateOutputVec(NNLayer l, Vec *y)
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscCheck(l->setupcalled, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Call NNLayerSetUp() first");
   if (l->ops->createoutputvec) PetscUseTypeMethod(l, createoutputvec, y);
-  else PetscCall(VecCreateSeq(PETSC_COMM_SELF, l->nbatch * NNShapeSize(&l->outshape), y));
+  else {
+    DM dm;
+    PetscCall(NNLayerGetInputDM(l, &dm));
+    if (dm && !l->ops->forwardvec) { /* an array-level (pointwise) layer on a spatial activation: its output has the input's layout */
+      PetscCheck(l->nparam == 0 && l->nchildren == 0 && NNShapeSize(&l->inshape) == NNShapeSize(&l->outshape), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) cannot take the spatial (DMDA) activation of %s: only pointwise layers can; put a %s layer before it", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERSPATIALFLATTEN);
+      PetscCall(DMCreateGlobalVector(dm, y));
+    } else PetscCall(VecCreateSeq(PETSC_COMM_SELF, l->nbatch * NNShapeSize(&l->outshape), y));
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerSetInputDM - records the DM of the layer's input activation (NULL: sequential layout)
+
+   Notes:
+   NNSetUp() calls it before NNLayerCreateOutputVec(); spatial layers (conv2d, ...) build their
+   halo and output DMDAs with the same decomposition, pointwise layers reuse the DM.
+
+   Level: developer
+@*/
+PetscErrorCode NNLayerSetInputDM(NNLayer l, DM dm)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscCall(PetscObjectCompose((PetscObject)l, "NNLayerInputDM", (PetscObject)dm));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerGetInputDM - gets the DM of the layer's input activation (NULL: sequential layout)
+
+   Level: developer
+@*/
+PetscErrorCode NNLayerGetInputDM(NNLayer l, DM *dm)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscCall(PetscObjectQuery((PetscObject)l, "NNLayerInputDM", (PetscObject *)dm));
   PetscFunctionReturn(0);
 }
 
@@ -606,5 +679,101 @@ PetscErrorCode NNLayerResidualAddLayer(NNLayer l, NNLayerType type, const char n
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   if (inner) *inner = NULL;
   PetscTryMethod(l, "NNLayerResidualAddLayer_C", (NNLayer, NNLayerType, const char[], NNLayer *), (l, type, name, inner));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetFilters - sets number of output channels (filters) of a convolution layer
+
+   Options Database Key:
+.  -<prefix>filters <n> - output channels
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetFilters(NNLayer l, PetscInt filters)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetFilters_C", (NNLayer, PetscInt), (l, filters));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetKernelSize - sets the (square) kernel size of a convolution layer
+
+   Options Database Key:
+.  -<prefix>kernel <k> - kernel size
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetKernelSize(NNLayer l, PetscInt k)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetKernelSize_C", (NNLayer, PetscInt), (l, k));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetStride - sets the stride (default 1) of a convolution layer
+
+   Options Database Key:
+.  -<prefix>stride <s> - stride
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetStride(NNLayer l, PetscInt stride)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetStride_C", (NNLayer, PetscInt), (l, stride));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetPadding - sets the zero padding on each side (default kernel/2) of a convolution layer
+
+   Options Database Key:
+.  -<prefix>padding <p> - zero padding
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetPadding(NNLayer l, PetscInt pad)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetPadding_C", (NNLayer, PetscInt), (l, pad));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetBias - sets whether the convolution has a bias (default true) of a convolution layer
+
+   Options Database Key:
+.  -<prefix>bias <bool> - add a bias
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetBias(NNLayer l, PetscBool bias)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetBias_C", (NNLayer, PetscBool), (l, bias));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetPeriodic - sets periodic padding (wrap around the domain) instead of zero padding of a convolution layer
+
+   Options Database Key:
+.  -<prefix>periodic <bool> - periodic padding
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerConvSetPeriodic(NNLayer l, PetscBool periodic)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetPeriodic_C", (NNLayer, PetscBool), (l, periodic));
   PetscFunctionReturn(0);
 }

@@ -521,6 +521,9 @@ PetscErrorCode NNSetUp(NN net)
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), &net->act[0]));
   PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
   for (PetscInt i = 1; i <= net->nlayers; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
+    DM dmin = NULL;
+    PetscCall(VecGetDM(net->act[i - 1], &dmin)); /* spatial layers build their DMs to match their input's */
+    PetscCall(NNLayerSetInputDM(net->layers[i - 1], dmin));
     PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
     PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
   }

@@ -3,6 +3,7 @@
 
 #include <petnn.h>
 #include <petsc/private/petscimpl.h>
+#include <petscdmda.h>
 #include <stdint.h>
 
 /* ---------------------------------------------------------------- random numbers
@@ -90,6 +91,10 @@ PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
+/* the DM of the layer's input activation (a DMDA for spatial layouts, NULL for sequential ones);
+   NNSetUp() sets it before NNLayerCreateOutputVec(), so spatial layers can build matching DMs */
+PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
+PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
 
 /* ---------------------------------------------------------------- losses */
 typedef struct {

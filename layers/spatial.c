@@ -1,0 +1,239 @@
+/*
+   Transitions between the sequential batch layout and the spatial (DMDA) layout.
+
+   Spatial layout: a batch of nbatch samples with C channels on an H x W grid is a global Vec of a
+   2-d DMDA (x = W, y = H) with dof = nbatch*C, channels-last with the batch folded into the dof:
+   the rank's local array is [y][x][s][c] over its own subdomain. Every batch slot s < nbatch is a
+   valid entry; slots s >= n of a smaller batch are zero on entry (to_spatial) and get zero
+   gradients (spatial_flatten), so spatial layers may process all nbatch slots.
+
+   to_spatial      - sequential [n][C][H][W], the full batch on every rank (as NNData fills it)
+                     -> the rank's subdomain of the DMDA layout. The DMDA's rank grid comes from
+                     -<prefix>da_processors_x/y (and -<prefix>da_ownership_ranges_x/y style options
+                     read by DMSetFromOptions with the layer's prefix); uneven splits are allowed.
+                     Adjoint: each rank writes its subdomain, MPI_Allreduce(SUM) gives every rank
+                     the full input gradient.
+   spatial_flatten - DMDA layout -> sequential [n][C*H*W] in PyTorch order, replicated on every
+                     rank (each rank writes its subdomain, MPI_Allreduce(SUM)). Adjoint: every rank
+                     takes its own subdomain of the output gradient.
+*/
+#include <petnn/private/nnimpl.h>
+
+typedef struct {
+  DM da;
+} NNLayer_ToSpatial;
+
+static PetscErrorCode NNLayerSetUp_ToSpatial(NNLayer l)
+{
+  NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
+  const char        *prefix;
+
+  PetscFunctionBegin;
+  PetscCall(NNLayerCheckInputRank(l, 3));
+  l->outshape = l->inshape;
+  PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, l->inshape.dim[2], l->inshape.dim[1], PETSC_DECIDE, PETSC_DECIDE, l->nbatch * l->inshape.dim[0], 0, NULL, NULL, &d->da));
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)l, &prefix));
+  PetscCall(DMSetOptionsPrefix(d->da, prefix));
+  PetscCall(DMSetFromOptions(d->da));
+  PetscCall(DMSetUp(d->da));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreateOutputVec_ToSpatial(NNLayer l, Vec *y)
+{
+  PetscFunctionBegin;
+  PetscCall(DMCreateGlobalVector(((NNLayer_ToSpatial *)l->data)->da, y));
+  PetscFunctionReturn(0);
+}
+
+/* copies between the sequential sample layout seq[s][c][y][x] and the rank's subdomain sp[y][x][s][c] */
+static PetscErrorCode NNSpatialCopy(DM da, PetscInt nbatch, PetscInt C, PetscInt H, PetscInt W, PetscInt n, PetscScalar *seq, PetscScalar *sp, PetscBool tospatial)
+{
+  PetscInt xs, ys, xm, ym, D = nbatch * C;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetCorners(da, &xs, &ys, NULL, &xm, &ym, NULL));
+  for (PetscInt y = ys; y < ys + ym; y++)
+    for (PetscInt x = xs; x < xs + xm; x++) {
+      PetscScalar *p = sp + ((y - ys) * xm + (x - xs)) * D;
+      for (PetscInt s = 0; s < n; s++)
+        for (PetscInt c = 0; c < C; c++) {
+          PetscScalar *q = seq + ((s * C + c) * H + y) * W + x;
+          if (tospatial) p[s * C + c] = *q;
+          else *q = p[s * C + c];
+        }
+      if (tospatial)
+        for (PetscInt i = n * C; i < D; i++) p[i] = 0;
+    }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x, Vec y)
+{
+  NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArrayWrite(y, &ya));
+  PetscCall(NNSpatialCopy(d->da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, (PetscScalar *)xa, ya, PETSC_TRUE));
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+{
+  NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
+  const PetscScalar *dya;
+  PetscScalar       *dxa;
+  PetscInt           N = n * NNShapeSize(&l->inshape);
+  PetscMPIInt        cnt;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(VecGetArrayRead(dy, &dya));
+  PetscCall(VecGetArray(dx, &dxa));
+  PetscCall(PetscArrayzero(dxa, N));
+  PetscCall(NNSpatialCopy(d->da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, dxa, (PetscScalar *)dya, PETSC_FALSE));
+  PetscCall(PetscMPIIntCast(N, &cnt));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dxa, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
+  PetscCall(VecRestoreArray(dx, &dxa));
+  PetscCall(VecRestoreArrayRead(dy, &dya));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerView_ToSpatial(NNLayer l, PetscViewer v)
+{
+  NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
+  PetscInt           m, nn;
+
+  PetscFunctionBegin;
+  if (!d->da) PetscFunctionReturn(0);
+  PetscCall(DMDAGetInfo(d->da, NULL, NULL, NULL, NULL, &m, &nn, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(PetscViewerASCIIPrintf(v, "DMDA rank grid %" PetscInt_FMT " x %" PetscInt_FMT " (x by y), channels-last, batch in the dof\n", m, nn));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerReset_ToSpatial(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(DMDestroy(&((NNLayer_ToSpatial *)l->data)->da));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDestroy_ToSpatial(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERTOSPATIAL - "to_spatial": moves a sequential (C,H,W) batch into the DMDA spatial layout
+
+   Options Database Keys:
++  -<prefix>da_processors_x <m> - ranks along the width
+-  -<prefix>da_processors_y <n> - ranks along the height (any DMDA option with the layer's prefix)
+
+   Level: beginner
+
+.seealso: `NNLAYERCONV2D`, `NNLAYERSPATIALFLATTEN`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer l)
+{
+  NNLayer_ToSpatial *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  l->data                 = d;
+  l->ops->setup           = NNLayerSetUp_ToSpatial;
+  l->ops->forwardvec      = NNLayerForwardVec_ToSpatial;
+  l->ops->backwardvec     = NNLayerBackwardVec_ToSpatial;
+  l->ops->createoutputvec = NNLayerCreateOutputVec_ToSpatial;
+  l->ops->view            = NNLayerView_ToSpatial;
+  l->ops->reset           = NNLayerReset_ToSpatial;
+  l->ops->destroy         = NNLayerDestroy_ToSpatial;
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- spatial_flatten */
+
+static PetscErrorCode NNLayerSetUp_SpatialFlatten(NNLayer l)
+{
+  PetscInt size = NNShapeSize(&l->inshape);
+
+  PetscFunctionBegin;
+  PetscCall(NNLayerCheckInputRank(l, 3));
+  PetscCall(NNShapeSet(&l->outshape, 1, &size));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNSpatialFlattenGetDM(NNLayer l, Vec x, DM *da)
+{
+  PetscInt dof, M, N;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(x, da));
+  PetscCheck(*da, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) needs a spatial (DMDA) input but %s produces a sequential one; use %s for sequential inputs", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERFLATTEN);
+  PetscCall(DMDAGetInfo(*da, NULL, &M, &N, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  PetscCheck(dof == l->nbatch * l->inshape.dim[0] && M == l->inshape.dim[2] && N == l->inshape.dim[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s: input DMDA %" PetscInt_FMT " x %" PetscInt_FMT " dof %" PetscInt_FMT " does not match the input shape", ((PetscObject)l)->name, M, N, dof);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardVec_SpatialFlatten(NNLayer l, PetscInt n, Vec x, Vec y)
+{
+  DM                 da;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+  PetscInt           N = n * NNShapeSize(&l->inshape);
+  PetscMPIInt        cnt;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialFlattenGetDM(l, x, &da));
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArrayWrite(y, &ya));
+  PetscCall(PetscArrayzero(ya, N));
+  PetscCall(NNSpatialCopy(da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, ya, (PetscScalar *)xa, PETSC_FALSE));
+  PetscCall(PetscMPIIntCast(N, &cnt));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardVec_SpatialFlatten(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+{
+  DM                 da;
+  const PetscScalar *dya;
+  PetscScalar       *dxa;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(NNSpatialFlattenGetDM(l, x, &da));
+  PetscCall(VecGetArrayRead(dy, &dya));
+  PetscCall(VecGetArrayWrite(dx, &dxa));
+  /* slots s >= n get zero gradients */
+  PetscCall(NNSpatialCopy(da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, (PetscScalar *)dya, dxa, PETSC_TRUE));
+  PetscCall(VecRestoreArrayWrite(dx, &dxa));
+  PetscCall(VecRestoreArrayRead(dy, &dya));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERSPATIALFLATTEN - "spatial_flatten": DMDA spatial layout -> flat sequential (C*H*W) samples in
+   PyTorch order, replicated on every rank
+
+   Level: beginner
+
+.seealso: `NNLAYERTOSPATIAL`, `NNLAYERFLATTEN`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer l)
+{
+  PetscFunctionBegin;
+  l->ops->setup       = NNLayerSetUp_SpatialFlatten;
+  l->ops->forwardvec  = NNLayerForwardVec_SpatialFlatten;
+  l->ops->backwardvec = NNLayerBackwardVec_SpatialFlatten;
+  PetscFunctionReturn(0);
+}
