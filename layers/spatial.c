@@ -19,6 +19,14 @@
 */
 #include <petnn/private/nnimpl.h>
 
+/* spatial samples are (C,H,W) or (C,D,H,W) */
+static PetscErrorCode NNSpatialCheckSampleRank(NNLayer l)
+{
+  PetscFunctionBegin;
+  if (l->inshape.ndim != 3) PetscCall(NNLayerCheckInputRank(l, 4));
+  PetscFunctionReturn(0);
+}
+
 typedef struct {
   DM da;
 } NNLayer_ToSpatial;
@@ -29,9 +37,10 @@ static PetscErrorCode NNLayerSetUp_ToSpatial(NNLayer l)
   const char        *prefix;
 
   PetscFunctionBegin;
-  PetscCall(NNLayerCheckInputRank(l, 3));
+  PetscCall(NNSpatialCheckSampleRank(l));
   l->outshape = l->inshape;
-  PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, l->inshape.dim[2], l->inshape.dim[1], PETSC_DECIDE, PETSC_DECIDE, l->nbatch * l->inshape.dim[0], 0, NULL, NULL, &d->da));
+  if (l->inshape.ndim == 3) PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, l->inshape.dim[2], l->inshape.dim[1], PETSC_DECIDE, PETSC_DECIDE, l->nbatch * l->inshape.dim[0], 0, NULL, NULL, &d->da));
+  else PetscCall(DMDACreate3d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, l->inshape.dim[3], l->inshape.dim[2], l->inshape.dim[1], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, l->nbatch * l->inshape.dim[0], 0, NULL, NULL, NULL, &d->da));
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)l, &prefix));
   PetscCall(DMSetOptionsPrefix(d->da, prefix));
   PetscCall(DMSetFromOptions(d->da));
@@ -46,28 +55,6 @@ static PetscErrorCode NNLayerCreateOutputVec_ToSpatial(NNLayer l, Vec *y)
   PetscFunctionReturn(0);
 }
 
-/* copies between the sequential sample layout seq[s][c][y][x] and the rank's subdomain sp[y][x][s][c] */
-static PetscErrorCode NNSpatialCopy(DM da, PetscInt nbatch, PetscInt C, PetscInt H, PetscInt W, PetscInt n, PetscScalar *seq, PetscScalar *sp, PetscBool tospatial)
-{
-  PetscInt xs, ys, xm, ym, D = nbatch * C;
-
-  PetscFunctionBegin;
-  PetscCall(DMDAGetCorners(da, &xs, &ys, NULL, &xm, &ym, NULL));
-  for (PetscInt y = ys; y < ys + ym; y++)
-    for (PetscInt x = xs; x < xs + xm; x++) {
-      PetscScalar *p = sp + ((y - ys) * xm + (x - xs)) * D;
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt c = 0; c < C; c++) {
-          PetscScalar *q = seq + ((s * C + c) * H + y) * W + x;
-          if (tospatial) p[s * C + c] = *q;
-          else *q = p[s * C + c];
-        }
-      if (tospatial)
-        for (PetscInt i = n * C; i < D; i++) p[i] = 0;
-    }
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode NNLayerForwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
@@ -77,7 +64,7 @@ static PetscErrorCode NNLayerForwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x, 
   PetscFunctionBegin;
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  PetscCall(NNSpatialCopy(d->da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, (PetscScalar *)xa, ya, PETSC_TRUE));
+  PetscCall(NNSpatialCopy(d->da, l->nbatch, &l->inshape, n, (PetscScalar *)xa, ya, PETSC_TRUE));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
@@ -96,7 +83,7 @@ static PetscErrorCode NNLayerBackwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x 
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dx, &dxa));
   PetscCall(PetscArrayzero(dxa, N));
-  PetscCall(NNSpatialCopy(d->da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, dxa, (PetscScalar *)dya, PETSC_FALSE));
+  PetscCall(NNSpatialCopy(d->da, l->nbatch, &l->inshape, n, dxa, (PetscScalar *)dya, PETSC_FALSE));
   PetscCall(PetscMPIIntCast(N, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dxa, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   PetscCall(VecRestoreArray(dx, &dxa));
@@ -107,12 +94,13 @@ static PetscErrorCode NNLayerBackwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x 
 static PetscErrorCode NNLayerView_ToSpatial(NNLayer l, PetscViewer v)
 {
   NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
-  PetscInt           m, nn;
+  PetscInt           dim, m, nn, p;
 
   PetscFunctionBegin;
   if (!d->da) PetscFunctionReturn(0);
-  PetscCall(DMDAGetInfo(d->da, NULL, NULL, NULL, NULL, &m, &nn, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  PetscCall(PetscViewerASCIIPrintf(v, "DMDA rank grid %" PetscInt_FMT " x %" PetscInt_FMT " (x by y), channels-last, batch in the dof\n", m, nn));
+  PetscCall(DMDAGetInfo(d->da, &dim, NULL, NULL, NULL, &m, &nn, &p, NULL, NULL, NULL, NULL, NULL, NULL));
+  if (dim == 2) PetscCall(PetscViewerASCIIPrintf(v, "DMDA rank grid %" PetscInt_FMT " x %" PetscInt_FMT " (x by y), channels-last, batch in the dof\n", m, nn));
+  else PetscCall(PetscViewerASCIIPrintf(v, "DMDA rank grid %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " (x by y by z), channels-last, batch in the dof\n", m, nn, p));
   PetscFunctionReturn(0);
 }
 
@@ -131,11 +119,12 @@ static PetscErrorCode NNLayerDestroy_ToSpatial(NNLayer l)
 }
 
 /*MC
-   NNLAYERTOSPATIAL - "to_spatial": moves a sequential (C,H,W) batch into the DMDA spatial layout
+   NNLAYERTOSPATIAL - "to_spatial": moves a sequential (C,H,W) or (C,D,H,W) batch into the DMDA spatial layout
 
    Options Database Keys:
 +  -<prefix>da_processors_x <m> - ranks along the width
--  -<prefix>da_processors_y <n> - ranks along the height (any DMDA option with the layer's prefix)
+.  -<prefix>da_processors_y <n> - ranks along the height
+-  -<prefix>da_processors_z <p> - ranks along the depth of 3-d samples (any DMDA option with the layer's prefix)
 
    Level: beginner
 
@@ -165,20 +154,15 @@ static PetscErrorCode NNLayerSetUp_SpatialFlatten(NNLayer l)
   PetscInt size = NNShapeSize(&l->inshape);
 
   PetscFunctionBegin;
-  PetscCall(NNLayerCheckInputRank(l, 3));
+  PetscCall(NNSpatialCheckSampleRank(l));
   PetscCall(NNShapeSet(&l->outshape, 1, &size));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNSpatialFlattenGetDM(NNLayer l, Vec x, DM *da)
+static PetscErrorCode NNSpatialFlattenGetDM(NNLayer l, Vec x PETSC_UNUSED, DM *da)
 {
-  PetscInt dof, M, N;
-
   PetscFunctionBegin;
-  PetscCall(VecGetDM(x, da));
-  PetscCheck(*da, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) needs a spatial (DMDA) input but %s produces a sequential one; use %s for sequential inputs", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERFLATTEN);
-  PetscCall(DMDAGetInfo(*da, NULL, &M, &N, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
-  PetscCheck(dof == l->nbatch * l->inshape.dim[0] && M == l->inshape.dim[2] && N == l->inshape.dim[1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s: input DMDA %" PetscInt_FMT " x %" PetscInt_FMT " dof %" PetscInt_FMT " does not match the input shape", ((PetscObject)l)->name, M, N, dof);
+  PetscCall(NNSpatialGetInputDA(l, da));
   PetscFunctionReturn(0);
 }
 
@@ -195,7 +179,7 @@ static PetscErrorCode NNLayerForwardVec_SpatialFlatten(NNLayer l, PetscInt n, Ve
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   PetscCall(PetscArrayzero(ya, N));
-  PetscCall(NNSpatialCopy(da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, ya, (PetscScalar *)xa, PETSC_FALSE));
+  PetscCall(NNSpatialCopy(da, l->nbatch, &l->inshape, n, ya, (PetscScalar *)xa, PETSC_FALSE));
   PetscCall(PetscMPIIntCast(N, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   PetscCall(VecRestoreArrayWrite(y, &ya));
@@ -215,7 +199,7 @@ static PetscErrorCode NNLayerBackwardVec_SpatialFlatten(NNLayer l, PetscInt n, V
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArrayWrite(dx, &dxa));
   /* slots s >= n get zero gradients */
-  PetscCall(NNSpatialCopy(da, l->nbatch, l->inshape.dim[0], l->inshape.dim[1], l->inshape.dim[2], n, (PetscScalar *)dya, dxa, PETSC_TRUE));
+  PetscCall(NNSpatialCopy(da, l->nbatch, &l->inshape, n, (PetscScalar *)dya, dxa, PETSC_TRUE));
   PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscFunctionReturn(0);

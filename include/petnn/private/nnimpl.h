@@ -96,6 +96,21 @@ PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerTy
 PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
 PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
 
+/* ---------------------------------------------------------------- spatial (DMDA) layouts (src/spatial_layout.c) */
+/* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
+typedef struct {
+  PetscInt  nd;
+  PetscInt  N[3];                     /* input extents W, H, D */
+  PetscInt  k[3], s[3], p[3], dil[3]; /* kernel, stride, padding, dilation */
+  PetscBool periodic;                 /* wrap around (periodic DMDA halo) instead of zero padding */
+} NNSpatialWindow;
+
+PETSC_EXTERN PetscErrorCode NNSpatialGetInputDA(NNLayer, DM *);
+PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWindow *, PetscInt[3]);
+PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
+PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
+
 /* ---------------------------------------------------------------- losses */
 typedef struct {
   /* mean loss over the first n samples and dL/dy (dy may be NULL) */
