@@ -63,7 +63,16 @@ typedef const char *NNLayerType;
 #define NNLAYERRESIDUAL    "residual"
 #define NNLAYERTOSPATIAL   "to_spatial"      /* sequential (C,H,W) batch -> DMDA-distributed channels-last batch */
 #define NNLAYERCONV2D      "conv2d"          /* 2-d convolution on a DMDA activation (halo exchange + implicit GEMM) */
-#define NNLAYERSPATIALFLATTEN "spatial_flatten" /* DMDA activation -> sequential flat batch (C*H*W), replicated */
+#define NNLAYERSPATIALFLATTEN "spatial_flatten" /* DMDA activation -> sequential flat batch (C*[D*]H*W), replicated */
+#define NNLAYERCONV3D      "conv3d"          /* 3-d convolution on a 3-d DMDA activation */
+#define NNLAYERMAXPOOL2D   "maxpool2d"
+#define NNLAYERMAXPOOL3D   "maxpool3d"
+#define NNLAYERAVGPOOL2D   "avgpool2d"
+#define NNLAYERAVGPOOL3D   "avgpool3d"
+#define NNLAYERGLOBALAVGPOOL "global_avgpool" /* DMDA activation -> sequential (C) per sample, replicated */
+#define NNLAYERUPSAMPLE    "upsample"        /* nearest-neighbour upsampling by an integer factor (2-d and 3-d) */
+#define NNLAYERBATCHNORM2D "batchnorm2d"     /* per-channel batch norm over batch and pixels, reduced over ranks */
+#define NNLAYERBATCHNORM3D "batchnorm3d"
 
 PETSC_EXTERN PetscFunctionList NNLayerList;
 PETSC_EXTERN PetscErrorCode    NNLayerRegister(const char[], PetscErrorCode (*)(NNLayer));
