@@ -15,6 +15,7 @@
 
 #include <petscvec.h>
 #include <petscmat.h>
+#include <petscdm.h>
 #include <petscviewer.h>
 #include <petsctao.h>
 
@@ -110,6 +111,10 @@ PETSC_EXTERN PetscErrorCode NNLayerConvSetStride(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetPadding(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetBias(NNLayer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetPeriodic(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerPoolSetKernelSize(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerPoolSetStride(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerPoolSetPadding(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetScale(NNLayer, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;
@@ -175,6 +180,9 @@ PETSC_EXTERN PetscErrorCode NNCreate(MPI_Comm, NN *);
 PETSC_EXTERN PetscErrorCode NNSetOptionsPrefix(NN, const char[]);
 PETSC_EXTERN PetscErrorCode NNSetInputShape(NN, PetscInt, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode NNGetInputShape(NN, NNShape *);
+PETSC_EXTERN PetscErrorCode NNSetInputDM(NN, DM);
+PETSC_EXTERN PetscErrorCode NNGetInputDM(NN, DM *);
+PETSC_EXTERN PetscErrorCode NNCreateInputVec(NN, Vec *);
 PETSC_EXTERN PetscErrorCode NNGetOutputShape(NN, NNShape *);
 PETSC_EXTERN PetscErrorCode NNAddLayer(NN, NNLayerType, const char[], NNLayer *);
 PETSC_EXTERN PetscErrorCode NNGetLayer(NN, const char[], NNLayer *);

@@ -518,7 +518,8 @@ PetscErrorCode NNSetUp(NN net)
   net->nact = net->nlayers + 1;
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->act));
   PetscCall(PetscMalloc1(net->nlayers + 1, &net->dact));
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), &net->act[0]));
+  PetscCall(VecDestroy(&net->tspatial));
+  PetscCall(NNCreateInputVec(net, &net->act[0]));
   PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
   for (PetscInt i = 1; i <= net->nlayers; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
     DM dmin = NULL;
@@ -612,7 +613,7 @@ PetscErrorCode NNCreateBatchVecs(NN net, Vec *x, Vec *t)
   PetscFunctionBegin;
   PetscCall(NNSetUp(net));
   PetscCall(NNGetOutputShape(net, &out));
-  if (x) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), x));
+  if (x) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), x)); /* full samples, as NNData fills them */
   if (t) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * (net->lossops.classification ? 1 : NNShapeSize(&out)), t));
   PetscFunctionReturn(0);
 }
@@ -623,6 +624,7 @@ static PetscErrorCode NNCheckBatch(NN net, PetscInt n, Vec x)
 
   PetscFunctionBegin;
   PetscCheck(n > 0 && n <= net->nbatch, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples: valid sizes are 1 to the batch size %" PetscInt_FMT, n, net->nbatch);
+  if (net->indm) PetscFunctionReturn(0); /* NNStageInput() checks spatial inputs */
   PetscCall(VecGetLocalSize(x, &len));
   PetscCheck(len >= n * NNShapeSize(&net->inshape), PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_SIZ, "Input Vec has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, len, n, NNShapeSize(&net->inshape), n * NNShapeSize(&net->inshape));
   PetscFunctionReturn(0);
@@ -666,6 +668,7 @@ PetscErrorCode NNForward(NN net, PetscInt n, Vec x, Vec *y)
   PetscCall(VecGetArrayRead(net->theta, &theta));
   PetscCall(VecGetArray(net->buf, &buf));
   PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
+  PetscCall(NNStageInput(net, n, x, &x));
   PetscCall(NNForwardLayers(net, n, x));
   PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
   PetscCall(VecRestoreArray(net->buf, &buf));
@@ -699,11 +702,13 @@ PetscErrorCode NNForward(NN net, PetscInt n, Vec x, Vec *y)
 @*/
 PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss, Vec dx)
 {
-  const PetscScalar *theta, *y, *ta;
-  PetscScalar       *dtheta, *buf, *dy;
+  const PetscScalar *theta;
+  PetscScalar       *dtheta, *buf;
   PetscReal          L;
   NNShape            out;
   PetscInt           L_ = 0;
+  Vec                x0, dx0;
+  PetscBool          needdx, *need;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -716,26 +721,31 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(VecZeroEntries(net->dtheta));
   PetscCall(VecGetArray(net->dtheta, &dtheta));
   PetscCall(NNSetLayerPointers(net, theta, dtheta, buf));
+  PetscCall(PetscMalloc1(L_, &need));
 
   PetscCall(PetscLogEventBegin(NN_Forward, net, 0, 0, 0));
-  PetscCall(NNForwardLayers(net, n, x));
+  PetscCall(NNStageInput(net, n, x, &x0));
+  PetscCall(NNForwardLayers(net, n, x0));
   PetscCall(PetscLogEventEnd(NN_Forward, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Loss, net, 0, 0, 0));
-  PetscCall(VecGetArrayRead(net->act[L_], &y));
-  PetscCall(VecGetArrayRead(t, &ta));
-  PetscCall(VecGetArrayWrite(net->dact[L_], &dy));
-  if (net->lossops.classification) PetscCall(NNLossCheckTargets(net->loss, n, NNShapeSize(&out), ta));
-  PetscCall(net->lossops.eval(n, NNShapeSize(&out), y, ta, &L, dy));
-  PetscCall(VecRestoreArrayWrite(net->dact[L_], &dy));
-  PetscCall(VecRestoreArrayRead(t, &ta));
-  PetscCall(VecRestoreArrayRead(net->act[L_], &y));
+  PetscCall(NNLossEvaluate(net, n, net->act[L_], t, &L, net->dact[L_]));
   PetscCall(PetscLogEventEnd(NN_Loss, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Backward, net, 0, 0, 0));
-  for (PetscInt i = L_ - 1; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1], net->dact[i + 1], i ? net->dact[i] : dx));
+  dx0 = (x0 == x) ? dx : net->dact[0];
+  needdx = dx ? PETSC_TRUE : PETSC_FALSE;
+  for (PetscInt i = 0; i < L_; i++) { /* layer i needs its input gradient only if something before it does */
+    PetscInt np;
+    need[i] = needdx;
+    PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
+    if (np) needdx = PETSC_TRUE;
+  }
+  for (PetscInt i = L_ - 1; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
+  PetscCall(NNUnstageInputGradient(net, n, x0, dx0, dx));
   PetscCall(PetscLogEventEnd(NN_Backward, net, 0, 0, 0));
 
+  PetscCall(PetscFree(need));
   PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
   PetscCall(VecRestoreArray(net->dtheta, &dtheta));
   PetscCall(VecRestoreArray(net->buf, &buf));
@@ -758,7 +768,10 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
 
    Notes:
    Meant for use inside a simulation: x and y are ordinary sequential Vecs of any length that is a
-   multiple of the sample size. The network's training mode is restored afterwards.
+   multiple of the sample size (outputs of spatial networks are gathered on every rank), or, for a
+   network with NNSetInputDM() and a spatial output, global Vecs of the input DMDA and of a DMDA
+   with the output's decomposition and dof = output channels (one sample, nothing gathered). The
+   network's training mode is restored afterwards.
 
    Level: beginner
 
@@ -772,11 +785,25 @@ PetscErrorCode NNPredict(NN net, Vec x, Vec y)
   PetscScalar       *ya;
   PetscBool          training;
   Vec                xb, yb;
+  DM                 dmy;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNSetUp(net));
   PetscCall(NNGetOutputShape(net, &out));
+  {
+    DM dmx;
+    PetscCall(VecGetDM(x, &dmx));
+    if (dmx && net->indm) {
+      PetscCall(PetscLogEventBegin(NN_Predict, net, 0, 0, 0));
+      training = net->training;
+      PetscCall(NNSetTraining(net, PETSC_FALSE));
+      PetscCall(NNPredictSpatial(net, x, y));
+      PetscCall(NNSetTraining(net, training));
+      PetscCall(PetscLogEventEnd(NN_Predict, net, 0, 0, 0));
+      PetscFunctionReturn(0);
+    }
+  }
   in    = NNShapeSize(&net->inshape);
   outsz = NNShapeSize(&out);
   PetscCall(VecGetLocalSize(x, &nx));
@@ -796,7 +823,15 @@ PetscErrorCode NNPredict(NN net, Vec x, Vec y)
     PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n * in, xa + start * in, &xb));
     PetscCall(NNForward(net, n, xb, &yb));
     PetscCall(VecGetArrayRead(yb, &yo));
-    PetscCall(PetscArraycpy(ya + start * outsz, yo, n * outsz));
+    PetscCall(VecGetDM(yb, &dmy));
+    if (!dmy) PetscCall(PetscArraycpy(ya + start * outsz, yo, n * outsz));
+    else { /* spatial output: every rank contributes its subdomain of the full samples */
+      PetscMPIInt cnt;
+      PetscCall(PetscArrayzero(ya + start * outsz, n * outsz));
+      PetscCall(NNSpatialCopy(dmy, net->nbatch, &out, n, ya + start * outsz, (PetscScalar *)yo, PETSC_FALSE));
+      PetscCall(PetscMPIIntCast(n * outsz, &cnt));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya + start * outsz, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)net)));
+    }
     PetscCall(VecRestoreArrayRead(yb, &yo));
     PetscCall(VecDestroy(&xb));
   }
@@ -832,6 +867,11 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(NNShapeToString(&net->inshape, sizeof(in), in));
   PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers\n", in, net->nbatch, net->loss, net->nlayers));
+  if (net->indm) {
+    PetscInt m, nn, p;
+    PetscCall(DMDAGetInfo(net->indm, NULL, NULL, NULL, NULL, &m, &nn, &p, NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "input on a DMDA, rank grid %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT "\n", m, nn, p));
+  }
   if (net->setupcalled) {
     PetscCall(VecGetSize(net->theta, &np));
     PetscCall(VecGetSize(net->buf, &nb));
@@ -874,6 +914,8 @@ PetscErrorCode NNDestroy(NN *net)
   PetscCall(VecDestroy(&(*net)->theta));
   PetscCall(VecDestroy(&(*net)->dtheta));
   PetscCall(VecDestroy(&(*net)->buf));
+  PetscCall(VecDestroy(&(*net)->tspatial));
+  PetscCall(DMDestroy(&(*net)->indm));
   PetscCall(NNOptDestroy(&(*net)->opt));
   PetscCall(PetscHeaderDestroy(net));
   PetscFunctionReturn(0);

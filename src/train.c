@@ -71,13 +71,14 @@ PetscErrorCode NNEvaluate(NN net, NNData data, PetscReal *loss, PetscReal *accur
     for (PetscInt i = 0; i < n; i++) idx[i] = start + i;
     PetscCall(NNDataGetBatch(data, n, idx, x, t));
     PetscCall(NNForward(net, n, x, &y));
-    PetscCall(VecGetArrayRead(y, &ya));
-    PetscCall(VecGetArrayRead(t, &ta));
-    if (net->lossops.classification) PetscCall(NNLossCheckTargets(net->loss, n, k, ta));
-    PetscCall(net->lossops.eval(n, k, ya, ta, &Lb, NULL));
-    if (net->lossops.classification) correct += CountCorrect(n, k, ya, ta);
-    PetscCall(VecRestoreArrayRead(t, &ta));
-    PetscCall(VecRestoreArrayRead(y, &ya));
+    PetscCall(NNLossEvaluate(net, n, y, t, &Lb, NULL));
+    if (net->lossops.classification) {
+      PetscCall(VecGetArrayRead(y, &ya));
+      PetscCall(VecGetArrayRead(t, &ta));
+      correct += CountCorrect(n, k, ya, ta);
+      PetscCall(VecRestoreArrayRead(t, &ta));
+      PetscCall(VecRestoreArrayRead(y, &ya));
+    }
     L += Lb * n;
   }
   PetscCall(NNSetTraining(net, training));

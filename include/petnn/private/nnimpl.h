@@ -193,6 +193,8 @@ struct _p_NN {
   PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
   Vec      *dact;               /* gradients of the activations */
+  DM        indm;               /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */
+  Vec       tspatial;           /* targets cut to a spatial output's layout */
   NNOpt     opt;
 
   /* training controls */
@@ -202,6 +204,12 @@ struct _p_NN {
   PetscBool gradcheck;
   PetscReal gradcheck_tol;
 };
+
+/* networks with spatial input or output (src/nn_spatial.c) */
+PETSC_INTERN PetscErrorCode NNStageInput(NN, PetscInt, Vec, Vec *);
+PETSC_INTERN PetscErrorCode NNUnstageInputGradient(NN, PetscInt, Vec, Vec, Vec);
+PETSC_INTERN PetscErrorCode NNLossEvaluate(NN, PetscInt, Vec, Vec, PetscReal *, Vec);
+PETSC_INTERN PetscErrorCode NNPredictSpatial(NN, Vec, Vec);
 
 /* recursive walks over a network's layers (children included, depth first) */
 PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);
