@@ -268,6 +268,23 @@ PetscErrorCode NNSetEpochs(NN net, PetscInt n)
 }
 
 /*@
+   NNGetEpochs - gets the number of training epochs
+
+   Not Collective
+
+   Level: beginner
+
+.seealso: `NNSetEpochs()`
+@*/
+PetscErrorCode NNGetEpochs(NN net, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  *n = net->epochs;
+  PetscFunctionReturn(0);
+}
+
+/*@
    NNSetSeed - seeds the network's random numbers (initialization, shuffling, dropout)
 
    Options Database Key:

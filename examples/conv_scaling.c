@@ -1,0 +1,87 @@
+static char help[] = "Spatial scaling of a convolutional network on one large sample split over ranks by a DMDA.\n\n"
+                     "A 2-d input of -M x -M pixels with -channels channels (default 1024 x 1024 x 8) and batch\n"
+                     "-batch (default 4) goes through -layers (default 4) conv2d 3x3 layers with ReLU between them\n"
+                     "and an MSE loss on the spatial output. The program times forward+backward (NNLossGradient)\n"
+                     "and reports, per rank, the memory the network allocated at set-up (activations, their\n"
+                     "gradients, halo buffers; measured with PetscMallocGetCurrentUsage, so run with\n"
+                     "-malloc_debug) and the local activation entries.\n\n"
+                     "  -M <n> -channels <c> -batch <b> -layers <k> -repeat <r>\n"
+                     "  -da_processors_x/-da_processors_y   the rank grid\n\n";
+
+#include <petnn.h>
+#include <petscdmda.h>
+
+int main(int argc, char **argv)
+{
+  PetscInt       M = 1024, C = 8, nb = 4, nl = 4, repeat = 3;
+  DM             da;
+  NN             net;
+  Vec            x, t;
+  PetscLogDouble m0, m1, mem, memmax, t0, t1 = 0, tmin = 1e30;
+  PetscReal      L;
+  PetscRandom    r;
+  PetscMPIInt    size;
+  MPI_Comm       comm;
+  char           name[16];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  comm = PETSC_COMM_WORLD;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscOptionsBegin(comm, NULL, "Spatial scaling options", NULL);
+  PetscCall(PetscOptionsInt("-M", "Pixels per direction", NULL, M, &M, NULL));
+  PetscCall(PetscOptionsInt("-channels", "Channels of every layer", NULL, C, &C, NULL));
+  PetscCall(PetscOptionsInt("-batch", "Samples per batch", NULL, nb, &nb, NULL));
+  PetscCall(PetscOptionsInt("-layers", "Convolution layers", NULL, nl, &nl, NULL));
+  PetscCall(PetscOptionsInt("-repeat", "Timed forward+backward passes (the fastest is reported)", NULL, repeat, &repeat, NULL));
+  PetscOptionsEnd();
+
+  PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M, M, PETSC_DECIDE, PETSC_DECIDE, C, 1, NULL, NULL, &da));
+  PetscCall(DMSetFromOptions(da));
+  PetscCall(DMSetUp(da));
+  PetscCall(PetscMallocGetCurrentUsage(&m0));
+  PetscCall(NNCreate(comm, &net));
+  PetscCall(NNSetInputDM(net, da));
+  PetscCall(NNSetBatchSize(net, nb));
+  PetscCall(NNSetLoss(net, NNLOSSMSE));
+  for (PetscInt i = 0; i < nl; i++) {
+    NNLayer l;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "conv%" PetscInt_FMT, i + 1));
+    PetscCall(NNAddLayer(net, NNLAYERCONV2D, name, &l));
+    PetscCall(NNLayerConvSetFilters(l, C));
+    if (i < nl - 1) {
+      PetscCall(PetscSNPrintf(name, sizeof(name), "relu%" PetscInt_FMT, i + 1));
+      PetscCall(NNAddLayer(net, NNLAYERRELU, name, NULL));
+    }
+  }
+  PetscCall(NNSetFromOptions(net));
+  PetscCall(NNSetUp(net));
+  PetscCall(NNCreateInputVec(net, &x)); /* input and output share the layout: C channels, same decomposition */
+  PetscCall(VecDuplicate(x, &t));
+  PetscCall(PetscRandomCreate(comm, &r));
+  PetscCall(PetscRandomSetInterval(r, -1.0, 1.0));
+  PetscCall(VecSetRandom(x, r));
+  PetscCall(VecSetRandom(t, r));
+  PetscCall(NNLossGradient(net, nb, x, t, &L, NULL)); /* warm-up: workspaces allocated on first use */
+  PetscCall(PetscMallocGetCurrentUsage(&m1));
+  for (PetscInt k = 0; k < repeat; k++) {
+    PetscCallMPI(MPI_Barrier(comm));
+    PetscCall(PetscTime(&t0));
+    PetscCall(NNLossGradient(net, nb, x, t, &L, NULL));
+    PetscCallMPI(MPI_Barrier(comm));
+    PetscCall(PetscTime(&t1));
+    tmin = PetscMin(tmin, t1 - t0);
+  }
+  mem = m1 - m0;
+  PetscCallMPI(MPI_Allreduce(&mem, &memmax, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCall(PetscPrintf(comm, "%d ranks: %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " channels, batch %" PetscInt_FMT ", %" PetscInt_FMT " conv layers: forward+backward %.3f s (fastest of %" PetscInt_FMT "), loss %.6e\n", size, M, M, C, nb, nl, repeat > 0 ? tmin : 0.0, repeat, (double)L));
+  if (memmax > 0) PetscCall(PetscPrintf(comm, "network memory per rank (max over ranks): %.1f MB\n", memmax / 1048576.0));
+  else PetscCall(PetscPrintf(comm, "network memory per rank: run with -malloc_debug to measure it\n"));
+  PetscCall(PetscRandomDestroy(&r));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscCall(DMDestroy(&da));
+  PetscCall(PetscFinalize());
+  return 0;
+}
