@@ -14,6 +14,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Residual(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 
 static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;
 
@@ -42,6 +44,8 @@ PetscErrorCode NNLayerRegisterAll(void)
   PetscCall(NNLayerRegister(NNLAYERTOSPATIAL, NNLayerCreate_ToSpatial));
   PetscCall(NNLayerRegister(NNLAYERCONV2D, NNLayerCreate_Conv2d));
   PetscCall(NNLayerRegister(NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten));
+  PetscCall(NNLayerRegister(NNLAYERBATCHNORM2D, NNLayerCreate_BatchNorm2d));
+  PetscCall(NNLayerRegister(NNLAYERBATCHNORM3D, NNLayerCreate_BatchNorm3d));
   PetscFunctionReturn(0);
 }
 

@@ -533,8 +533,8 @@ PetscErrorCode NNSetUp(NN net)
   if (net->act) PetscCall(VecDestroyVecs(net->nact, &net->act));
   if (net->dact) PetscCall(VecDestroyVecs(net->nact, &net->dact));
   net->nact = net->nlayers + 1;
-  PetscCall(PetscMalloc1(net->nlayers + 1, &net->act));
-  PetscCall(PetscMalloc1(net->nlayers + 1, &net->dact));
+  PetscCall(PetscCalloc1(net->nlayers + 1, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
+  PetscCall(PetscCalloc1(net->nlayers + 1, &net->dact));
   PetscCall(VecDestroy(&net->tspatial));
   PetscCall(NNCreateInputVec(net, &net->act[0]));
   PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
