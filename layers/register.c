@@ -14,6 +14,12 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Residual(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 
@@ -44,6 +50,12 @@ PetscErrorCode NNLayerRegisterAll(void)
   PetscCall(NNLayerRegister(NNLAYERTOSPATIAL, NNLayerCreate_ToSpatial));
   PetscCall(NNLayerRegister(NNLAYERCONV2D, NNLayerCreate_Conv2d));
   PetscCall(NNLayerRegister(NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten));
+  PetscCall(NNLayerRegister(NNLAYERMAXPOOL2D, NNLayerCreate_MaxPool2d));
+  PetscCall(NNLayerRegister(NNLAYERMAXPOOL3D, NNLayerCreate_MaxPool3d));
+  PetscCall(NNLayerRegister(NNLAYERAVGPOOL2D, NNLayerCreate_AvgPool2d));
+  PetscCall(NNLayerRegister(NNLAYERAVGPOOL3D, NNLayerCreate_AvgPool3d));
+  PetscCall(NNLayerRegister(NNLAYERGLOBALAVGPOOL, NNLayerCreate_GlobalAvgPool));
+  PetscCall(NNLayerRegister(NNLAYERUPSAMPLE, NNLayerCreate_Upsample));
   PetscCall(NNLayerRegister(NNLAYERBATCHNORM2D, NNLayerCreate_BatchNorm2d));
   PetscCall(NNLayerRegister(NNLAYERBATCHNORM3D, NNLayerCreate_BatchNorm3d));
   PetscFunctionReturn(0);

@@ -52,12 +52,13 @@ PetscErrorCode NNSpatialGetInputDA(NNLayer l, DM *da)
   PetscFunctionReturn(0);
 }
 
-/* ownership of outputs along one axis (see the top of the file); *halo grows to the reach needed */
-static PetscErrorCode NNSpatialAxisRanges(NNLayer l, const char axis[], PetscInt Nin, PetscInt Nout, PetscInt nr, const PetscInt lin[], PetscInt k, PetscInt s, PetscInt p, PetscInt dil, PetscBool periodic, PetscInt lout[], PetscInt *halo)
+/* ownership of outputs along one axis (see the top of the file); *halo grows to the reach needed;
+   *empty is a rank that gets no outputs (-1: none) */
+static void NNSpatialAxisRanges(PetscInt Nin, PetscInt Nout, PetscInt nr, const PetscInt lin[], PetscInt k, PetscInt s, PetscInt p, PetscInt dil, PetscBool periodic, PetscInt lout[], PetscInt *halo, PetscInt *empty)
 {
   PetscInt r = 0, a = 0, span = dil * (k - 1);
 
-  PetscFunctionBegin;
+  *empty = -1;
   for (PetscInt i = 0; i < nr; i++) lout[i] = 0;
   for (PetscInt o = 0; o < Nout; o++) {
     PetscInt lo = o * s - p, hi = lo + span, c = PetscMin(PetscMax(lo + span / 2, 0), Nin - 1);
@@ -69,9 +70,8 @@ static PetscErrorCode NNSpatialAxisRanges(NNLayer l, const char axis[], PetscInt
     }
     *halo = PetscMax(*halo, PetscMax(a - lo, hi - (a + lin[r] - 1)));
   }
-  for (PetscInt i = 0; i < nr; i++)
-    PetscCheck(lout[i] > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s (%s): rank %" PetscInt_FMT " along %s gets no output pixels (input %" PetscInt_FMT ", output %" PetscInt_FMT " pixels over %" PetscInt_FMT " ranks); use at most %" PetscInt_FMT " ranks along %s or give -da_processors/ownership options that leave every rank a window centre", ((PetscObject)l)->name, ((PetscObject)l)->type_name, i, axis, Nin, Nout, nr, PetscMax(1, Nout), axis);
-  PetscFunctionReturn(0);
+  for (PetscInt i = nr - 1; i >= 0; i--)
+    if (!lout[i]) *empty = i;
 }
 
 /*
@@ -103,8 +103,13 @@ PetscErrorCode NNSpatialCreateWindowDMs(NNLayer l, DM dain, const NNSpatialWindo
   PetscCall(NNSpatialWindowOutputSize(l, w, No));
   *halo = 0;
   for (PetscInt a = 0; a < dim; a++) {
+    PetscInt empty;
     PetscCall(PetscMalloc1(nr[a], &lo[a]));
-    PetscCall(NNSpatialAxisRanges(l, axis[a], M[a], No[a], nr[a], li[a], w->k[a], w->s[a], w->p[a], w->dil[a], w->periodic, lo[a], halo));
+    NNSpatialAxisRanges(M[a], No[a], nr[a], li[a], w->k[a], w->s[a], w->p[a], w->dil[a], w->periodic, lo[a], halo, &empty);
+    if (empty >= 0) {
+      for (PetscInt b = 0; b <= a; b++) PetscCall(PetscFree(lo[b]));
+      SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s): rank %" PetscInt_FMT " along %s gets no output pixels (input %" PetscInt_FMT ", output %" PetscInt_FMT " pixels over %" PetscInt_FMT " ranks); use at most %" PetscInt_FMT " ranks along %s or -da_processors/-da_ownership_ranges options that leave every rank a window centre", ((PetscObject)l)->name, ((PetscObject)l)->type_name, empty, axis[a], M[a], No[a], nr[a], No[a], axis[a]);
+    }
   }
   if (dim == 2) {
     PetscCall(DMDACreate2d(comm, bt, bt, DMDA_STENCIL_BOX, M[0], M[1], nr[0], nr[1], dof, *halo, li[0], li[1], dahalo));

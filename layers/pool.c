@@ -1,0 +1,642 @@
+/*
+   Max and average pooling on the spatial (DMDA) layout: maxpool2d, maxpool3d, avgpool2d, avgpool3d
+   (torch.nn.MaxPool2d/3d and AvgPool2d/3d with ceil_mode=False, dilation 1, count_include_pad=True).
+
+   Output o along an axis pools the inputs o*stride - pad + j, j < kernel; padding is -inf for max
+   pooling and zeros counted in the divisor (always kernel^d, since windows never pass the padded
+   edge with ceil_mode=False) for average pooling. Ties in max pooling go to the first maximum in
+   window order (z, then y, then x), NaN propagates, as in PyTorch.
+
+   Decomposition (src/spatial_layout.c, NNSpatialCreateWindowDMs()): each output pixel belongs to
+   the rank holding its window centre, so outputs follow the input's split, uneven splits included;
+   a halo DMDA gives the windows that reach into neighbours their inputs through DMGlobalToLocal,
+   and the backward pass sums the halo back with DMLocalToGlobal(ADD_VALUES). When no window leaves
+   its rank's subdomain (halo 0: the stride divides the subdomain starts, the common case) the
+   input Vec is read and the input gradient written directly, without any communication.
+
+   Kernels work on whole [pixel][s*C] runs (channels-last with the batch in the dof): for each
+   output pixel and each tap of its window one contiguous run of nbatch*C entries. Windows with
+   2 x 2 taps (the common 2x2 pooling) are done in one pass over their four runs; larger windows
+   tap by tap in blocks that stay in L1. Max pooling stores the argmax (tap number in window order)
+   of every output entry in the forward pass; the backward pass routes the gradient there.
+   Non-overlapping windows (stride >= kernel) write the input gradient once (a select, no
+   accumulation, no zeroing when the windows tile the subdomain); overlapping ones scatter-add.
+*/
+#include <petnn/private/nnimpl.h>
+
+#define NN_POOL_BLOCK 512 /* entries of a run processed at a time (max pooling keeps value and argmax in L1) */
+
+typedef struct {
+  PetscInt  nd;                 /* 2 or 3 */
+  PetscBool max;                /* max pooling (else average) */
+  PetscInt  k, stride, pad;     /* options; stride 0: the kernel size */
+  NNSpatialWindow w;            /* the window in use (x, y, z) */
+  DM        dahalo, daout;
+  PetscInt  halo;
+  Vec       xl, dxl;            /* ghosted input and input gradient (halo > 0 only) */
+  PetscInt *arg;                /* max pooling: argmax tap of every local output entry */
+  PetscInt *toff;               /* pixel offset of every tap of a window inside the input box */
+  PetscBool tiles;              /* the owned windows cover the rank's input box exactly once */
+  PetscBool haveforward;        /* arg holds the argmax of a forward pass */
+} NNLayer_Pool;
+
+/* geometry of one pass: owned outputs, the input box (ghosted or owned) and the window */
+typedef struct {
+  PetscInt D;             /* entries per pixel (nbatch * C) */
+  PetscInt os[3], om[3];  /* owned output corners (x, y, z) */
+  PetscInt gs[3], gm[3];  /* input box corners */
+  PetscInt N[3], k[3], s[3], p[3];
+  PetscInt ntap;          /* taps of a full window */
+} PoolGeom;
+
+static const char *NNPoolName(NNLayer l)
+{
+  return ((PetscObject)l)->type_name;
+}
+
+static PetscErrorCode NNLayerSetUp_Pool(NNLayer l)
+{
+  NNLayer_Pool *d    = (NNLayer_Pool *)l->data;
+  MPI_Comm      comm = PetscObjectComm((PetscObject)l);
+  const char   *pre  = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
+  PetscInt      No[3], nd = d->nd, s = d->stride > 0 ? d->stride : d->k;
+
+  PetscFunctionBegin;
+  if (l->inshape.ndim != nd + 1) {
+    char sh[64];
+    PetscCall(NNShapeToString(&l->inshape, sizeof(sh), sh));
+    SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs %s samples but %s produces shape %s%s", ((PetscObject)l)->name, NNPoolName(l), nd == 2 ? "(C,H,W)" : "(C,D,H,W)", l->inputname ? l->inputname : "its input", sh, l->inshape.ndim == (nd == 2 ? 4 : 3) ? (nd == 2 ? "; use the 3-d pooling type for (C,D,H,W) samples" : "; use the 2-d pooling type for (C,H,W) samples") : "");
+  }
+  PetscCheck(d->k > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%skernel %" PetscInt_FMT " must be positive", ((PetscObject)l)->name, NNPoolName(l), pre, d->k);
+  PetscCheck(d->stride >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sstride %" PetscInt_FMT " must be positive (0: the kernel size)", ((PetscObject)l)->name, NNPoolName(l), pre, d->stride);
+  PetscCheck(d->pad >= 0 && 2 * d->pad <= d->k, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%spadding %" PetscInt_FMT " must be between 0 and half the kernel size %" PetscInt_FMT " (as in PyTorch)", ((PetscObject)l)->name, NNPoolName(l), pre, d->pad, d->k);
+  PetscCall(PetscMemzero(&d->w, sizeof(d->w)));
+  d->w.nd = nd;
+  for (PetscInt a = 0; a < 3; a++) {
+    d->w.N[a]   = a < nd ? l->inshape.dim[nd - a] : 1;
+    d->w.k[a]   = a < nd ? d->k : 1;
+    d->w.s[a]   = a < nd ? s : 1;
+    d->w.p[a]   = a < nd ? d->pad : 0;
+    d->w.dil[a] = 1;
+  }
+  PetscCall(NNSpatialWindowOutputSize(l, &d->w, No));
+  if (nd == 2) PetscCall(NNShapeSet(&l->outshape, 3, (PetscInt[]){l->inshape.dim[0], No[1], No[0]}));
+  else PetscCall(NNShapeSet(&l->outshape, 4, (PetscInt[]){l->inshape.dim[0], No[2], No[1], No[0]}));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerReset_Pool(NNLayer l)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&d->xl));
+  PetscCall(VecDestroy(&d->dxl));
+  PetscCall(DMDestroy(&d->dahalo));
+  PetscCall(DMDestroy(&d->daout));
+  PetscCall(PetscFree(d->arg));
+  PetscCall(PetscFree(d->toff));
+  d->halo        = 0;
+  d->haveforward = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNPoolGeometry(NNLayer l, PoolGeom *g)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+
+  PetscFunctionBegin;
+  PetscCheck(d->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, NNPoolName(l));
+  PetscCall(DMDAGetCorners(d->daout, &g->os[0], &g->os[1], &g->os[2], &g->om[0], &g->om[1], &g->om[2]));
+  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gs[0], &g->gs[1], &g->gs[2], &g->gm[0], &g->gm[1], &g->gm[2]));
+  if (d->nd == 2) {
+    g->os[2] = g->gs[2] = 0;
+    g->om[2] = g->gm[2] = 1;
+  }
+  g->D    = l->nbatch * l->inshape.dim[0];
+  g->ntap = 1;
+  for (PetscInt a = 0; a < 3; a++) {
+    g->N[a] = d->w.N[a];
+    g->k[a] = d->w.k[a];
+    g->s[a] = d->w.s[a];
+    g->p[a] = d->w.p[a];
+    g->ntap *= g->k[a];
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreateOutputVec_Pool(NNLayer l, Vec *y)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+  DM            dain;
+  PoolGeom      g;
+  PetscInt      xs[3], xm[3], nout;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialGetInputDA(l, &dain));
+  PetscCall(NNLayerReset_Pool(l));
+  PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * l->inshape.dim[0], &d->dahalo, &d->daout, &d->halo));
+  if (d->halo > 0) {
+    PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
+    PetscCall(VecDuplicate(d->xl, &d->dxl));
+  }
+  PetscCall(NNPoolGeometry(l, &g));
+  PetscCall(DMDAGetCorners(dain, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+  d->tiles = (PetscBool)(d->halo == 0);
+  for (PetscInt a = 0; a < d->nd; a++)
+    if (g.s[a] != g.k[a] || g.p[a] != 0 || g.os[a] * g.k[a] != xs[a] || g.om[a] * g.k[a] != xm[a]) d->tiles = PETSC_FALSE;
+  /* taps in window order: offset of input pixel (lo + t) from the window's first pixel lo in the box */
+  PetscCall(PetscMalloc1(g.ntap, &d->toff));
+  for (PetscInt tz = 0, t = 0; tz < g.k[2]; tz++)
+    for (PetscInt ty = 0; ty < g.k[1]; ty++)
+      for (PetscInt tx = 0; tx < g.k[0]; tx++) d->toff[t++] = (tz * g.gm[1] + ty) * g.gm[0] + tx;
+  nout = g.om[0] * g.om[1] * g.om[2] * g.D;
+  if (d->max) PetscCall(PetscMalloc1(nout, &d->arg));
+  PetscCall(DMCreateGlobalVector(d->daout, y));
+  PetscFunctionReturn(0);
+}
+
+/* the window of output (ox, oy, oz): first pixel lo (may lie in the padding) and the clipped tap ranges [t0, t1) */
+static inline void PoolWindow(const PoolGeom *g, const PetscInt o[3], PetscInt lo[3], PetscInt t0[3], PetscInt t1[3])
+{
+  for (PetscInt a = 0; a < 3; a++) {
+    lo[a] = o[a] * g->s[a] - g->p[a];
+    t0[a] = PetscMax(0, -lo[a]);
+    t1[a] = PetscMin(g->k[a], g->N[a] - lo[a]);
+  }
+}
+
+/* index of input pixel lo + (tx, ty, tz) in the input box */
+static inline PetscInt PoolPixel(const PoolGeom *g, const PetscInt lo[3], PetscInt tx, PetscInt ty, PetscInt tz)
+{
+  return ((lo[2] + tz - g->gs[2]) * g->gm[1] + (lo[1] + ty - g->gs[1])) * g->gm[0] + (lo[0] + tx - g->gs[0]);
+}
+
+static PetscErrorCode NNPoolForwardMax(NNLayer_Pool *d, const PoolGeom *g, const PetscScalar *x, PetscScalar *y)
+{
+  const PetscInt D = g->D;
+  PetscInt       o[3], lo[3], t0[3], t1[3];
+
+  PetscFunctionBegin;
+  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
+    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
+      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
+        PetscInt     opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
+        PetscScalar *yp   = y + opix * D;
+        PetscInt    *ap   = d->arg + opix * D;
+
+        PoolWindow(g, o, lo, t0, t1);
+        if (t1[0] - t0[0] == 2 && t1[1] - t0[1] == 2 && t1[2] - t0[2] == 1) { /* 2 x 2 taps (2x2 windows, the common case): one pass, no reloads */
+          const PetscScalar *restrict x0 = x + PoolPixel(g, lo, t0[0], t0[1], t0[2]) * D, *restrict x1 = x0 + D;
+          const PetscScalar *restrict x2 = x + PoolPixel(g, lo, t0[0], t0[1] + 1, t0[2]) * D, *restrict x3 = x2 + D;
+          const PetscInt              tb = (t0[2] * g->k[1] + t0[1]) * g->k[0] + t0[0], ta[4] = {tb, tb + 1, tb + g->k[0], tb + g->k[0] + 1};
+          PetscScalar *restrict       m  = yp;
+          PetscInt *restrict          a  = ap;
+          for (PetscInt j = 0; j < D; j++) {
+            PetscScalar mv = x0[j], v;
+            PetscInt    av = ta[0];
+            int         gt;
+            v  = x1[j];
+            gt = v > mv || v != v;
+            mv = gt ? v : mv;
+            av = gt ? ta[1] : av;
+            v  = x2[j];
+            gt = v > mv || v != v;
+            mv = gt ? v : mv;
+            av = gt ? ta[2] : av;
+            v  = x3[j];
+            gt = v > mv || v != v;
+            mv = gt ? v : mv;
+            av = gt ? ta[3] : av;
+            m[j] = mv;
+            a[j] = av;
+          }
+          continue;
+        }
+        for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
+          PetscInt  jn    = PetscMin(NN_POOL_BLOCK, D - j0);
+          PetscBool first = PETSC_TRUE;
+          for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
+            for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
+              for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
+                const PetscScalar *restrict xp = x + PoolPixel(g, lo, tx, ty, tz) * D + j0;
+                PetscScalar *restrict       m  = yp + j0;
+                PetscInt *restrict          a  = ap + j0;
+                const PetscInt              t  = (tz * g->k[1] + ty) * g->k[0] + tx;
+                if (first) {
+                  for (PetscInt j = 0; j < jn; j++) {
+                    m[j] = xp[j];
+                    a[j] = t;
+                  }
+                  first = PETSC_FALSE;
+                } else {
+                  for (PetscInt j = 0; j < jn; j++) {
+                    const PetscScalar v  = xp[j];
+                    const int         gt = v > m[j] || v != v; /* the first maximum wins; NaN propagates */
+                    m[j]                 = gt ? v : m[j];
+                    a[j]                 = gt ? t : a[j];
+                  }
+                }
+              }
+        }
+      }
+  d->haveforward = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNPoolForwardAvg(const PoolGeom *g, const PetscScalar *x, PetscScalar *y)
+{
+  const PetscInt    D   = g->D;
+  const PetscScalar div = (PetscScalar)g->ntap; /* count_include_pad: the full window */
+  PetscInt          o[3], lo[3], t0[3], t1[3];
+
+  PetscFunctionBegin;
+  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
+    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
+      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
+        PetscInt     opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
+        PetscScalar *yp   = y + opix * D;
+
+        PoolWindow(g, o, lo, t0, t1);
+        if (t1[0] - t0[0] == 2 && t1[1] - t0[1] == 2 && t1[2] - t0[2] == 1) { /* 2 x 2 taps: one pass */
+          const PetscScalar *restrict x0 = x + PoolPixel(g, lo, t0[0], t0[1], t0[2]) * D, *restrict x1 = x0 + D;
+          const PetscScalar *restrict x2 = x + PoolPixel(g, lo, t0[0], t0[1] + 1, t0[2]) * D, *restrict x3 = x2 + D;
+          PetscScalar *restrict       m  = yp;
+          for (PetscInt j = 0; j < D; j++) m[j] = (((x0[j] + x1[j]) + x2[j]) + x3[j]) / div;
+          continue;
+        }
+        for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
+          PetscInt           jn    = PetscMin(NN_POOL_BLOCK, D - j0);
+          PetscScalar *restrict m  = yp + j0;
+          PetscBool          first = PETSC_TRUE;
+          for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
+            for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
+              for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
+                const PetscScalar *restrict xp = x + PoolPixel(g, lo, tx, ty, tz) * D + j0;
+                if (first) {
+                  for (PetscInt j = 0; j < jn; j++) m[j] = xp[j];
+                  first = PETSC_FALSE;
+                } else
+                  for (PetscInt j = 0; j < jn; j++) m[j] += xp[j];
+              }
+          for (PetscInt j = 0; j < jn; j++) m[j] /= div;
+        }
+      }
+  PetscFunctionReturn(0);
+}
+
+/* dx (the input box) from dy: written once per pixel for non-overlapping windows (dx zeroed by the
+   caller unless the windows tile the box), accumulated for overlapping ones (dx zeroed) */
+static PetscErrorCode NNPoolBackwardMax(NNLayer_Pool *d, const PoolGeom *g, const PetscScalar *dy, PetscScalar *dx)
+{
+  const PetscInt D       = g->D;
+  const PetscBool overlap = (PetscBool)(g->s[0] < g->k[0] || g->s[1] < g->k[1] || g->s[2] < g->k[2]);
+  PetscInt       o[3], lo[3], t0[3], t1[3];
+
+  PetscFunctionBegin;
+  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
+    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
+      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
+        PetscInt           opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
+        const PetscScalar *gp   = dy + opix * D;
+        const PetscInt    *ap   = d->arg + opix * D;
+
+        PoolWindow(g, o, lo, t0, t1);
+        if (overlap) {
+          const PetscInt base = PoolPixel(g, lo, 0, 0, 0); /* may lie outside the box: only valid taps are argmaxes */
+          for (PetscInt j = 0; j < D; j++) dx[(base + d->toff[ap[j]]) * D + j] += gp[j];
+        } else {
+          for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
+            const PetscInt                 jn = PetscMin(NN_POOL_BLOCK, D - j0);
+            const PetscInt *restrict       a  = ap + j0;
+            const PetscScalar *restrict    gg = gp + j0;
+            for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
+              for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
+                for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
+                  PetscScalar *restrict xp = dx + PoolPixel(g, lo, tx, ty, tz) * D + j0;
+                  const PetscInt        t  = (tz * g->k[1] + ty) * g->k[0] + tx;
+                  for (PetscInt j = 0; j < jn; j++) {
+                    const PetscScalar v = gg[j]; /* loaded unconditionally so the select vectorizes */
+                    xp[j]               = a[j] == t ? v : 0.0;
+                  }
+                }
+          }
+        }
+      }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNPoolBackwardAvg(const PoolGeom *g, const PetscScalar *dy, PetscScalar *dx)
+{
+  const PetscInt    D       = g->D;
+  const PetscScalar div     = (PetscScalar)g->ntap;
+  const PetscBool   overlap = (PetscBool)(g->s[0] < g->k[0] || g->s[1] < g->k[1] || g->s[2] < g->k[2]);
+  PetscInt          o[3], lo[3], t0[3], t1[3];
+
+  PetscFunctionBegin;
+  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
+    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
+      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
+        PetscInt           opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
+        const PetscScalar *gp   = dy + opix * D;
+
+        PoolWindow(g, o, lo, t0, t1);
+        for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
+          for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
+            for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
+              PetscScalar *restrict xp = dx + PoolPixel(g, lo, tx, ty, tz) * D;
+              if (overlap)
+                for (PetscInt j = 0; j < D; j++) xp[j] += gp[j] / div;
+              else
+                for (PetscInt j = 0; j < D; j++) xp[j] = gp[j] / div;
+            }
+      }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
+{
+  NNLayer_Pool      *d = (NNLayer_Pool *)l->data;
+  PoolGeom           g;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+  Vec                xin = x;
+
+  PetscFunctionBegin;
+  PetscCall(NNPoolGeometry(l, &g));
+  if (d->halo > 0) {
+    PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
+    PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
+    xin = d->xl;
+  }
+  PetscCall(VecGetArrayRead(xin, &xa));
+  PetscCall(VecGetArrayWrite(y, &ya));
+  if (d->max) PetscCall(NNPoolForwardMax(d, &g, xa, ya));
+  else PetscCall(NNPoolForwardAvg(&g, xa, ya));
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(xin, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+{
+  NNLayer_Pool      *d = (NNLayer_Pool *)l->data;
+  PoolGeom           g;
+  const PetscScalar *dya;
+  PetscScalar       *dxa;
+  Vec                dxin;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCheck(!d->max || d->haveforward, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): run the forward pass before the backward pass (it stores the argmax)", ((PetscObject)l)->name, NNPoolName(l));
+  PetscCall(NNPoolGeometry(l, &g));
+  dxin = d->halo > 0 ? d->dxl : dx;
+  if (!d->tiles) PetscCall(VecZeroEntries(dxin));
+  PetscCall(VecGetArrayRead(dy, &dya));
+  PetscCall(VecGetArray(dxin, &dxa));
+  if (d->max) PetscCall(NNPoolBackwardMax(d, &g, dya, dxa));
+  else PetscCall(NNPoolBackwardAvg(&g, dya, dxa));
+  PetscCall(VecRestoreArray(dxin, &dxa));
+  PetscCall(VecRestoreArrayRead(dy, &dya));
+  if (d->halo > 0) {
+    PetscCall(VecZeroEntries(dx));
+    PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
+    PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer l, PetscOptionItems *PetscOptionsObject)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Pooling layer options");
+  PetscCall(PetscOptionsInt("-kernel", "Window size along each axis", "NNLayerPoolSetKernelSize", d->k, &d->k, NULL));
+  PetscCall(PetscOptionsInt("-stride", "Stride (0: the kernel size)", "NNLayerPoolSetStride", d->stride, &d->stride, NULL));
+  PetscCall(PetscOptionsInt("-padding", "Implicit padding on each side (-inf for max, zeros for average pooling), at most kernel/2", "NNLayerPoolSetPadding", d->pad, &d->pad, NULL));
+  PetscOptionsHeadEnd();
+  l->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerView_Pool(NNLayer l, PetscViewer v)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+  char          halo[64] = "";
+
+  PetscFunctionBegin;
+  if (d->daout) PetscCall(PetscSNPrintf(halo, sizeof(halo), ", halo %" PetscInt_FMT "%s", d->halo, d->halo ? " (halo exchange)" : " (no communication)"));
+  PetscCall(PetscViewerASCIIPrintf(v, "%s pooling, kernel %" PetscInt_FMT ", stride %" PetscInt_FMT ", %s padding %" PetscInt_FMT "%s\n", d->max ? "max" : "average", d->k, d->stride > 0 ? d->stride : d->k, d->max ? "-inf" : "zero", d->pad, halo));
+  PetscFunctionReturn(0);
+}
+
+#define NN_POOL_SETTER(Name, field) \
+  static PetscErrorCode NNLayerPoolSet##Name##_Pool(NNLayer l, PetscInt v) \
+  { \
+    PetscFunctionBegin; \
+    ((NNLayer_Pool *)l->data)->field = v; \
+    l->setupcalled                   = PETSC_FALSE; \
+    PetscFunctionReturn(0); \
+  }
+NN_POOL_SETTER(KernelSize, k)
+NN_POOL_SETTER(Stride, stride)
+NN_POOL_SETTER(Padding, pad)
+
+static const char *const NNPoolSetterNames[] = {"NNLayerPoolSetKernelSize_C", "NNLayerPoolSetStride_C", "NNLayerPoolSetPadding_C"};
+
+static PetscErrorCode NNLayerDestroy_Pool(NNLayer l)
+{
+  PetscFunctionBegin;
+  for (size_t i = 0; i < sizeof(NNPoolSetterNames) / sizeof(NNPoolSetterNames[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[i], NULL));
+  PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreate_Pool(NNLayer l, PetscInt nd, PetscBool max)
+{
+  NNLayer_Pool *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->nd                   = nd;
+  d->max                  = max;
+  d->k                    = 2;
+  d->stride               = 0;
+  d->pad                  = 0;
+  l->data                 = d;
+  l->ops->setup           = NNLayerSetUp_Pool;
+  l->ops->forwardvec      = NNLayerForwardVec_Pool;
+  l->ops->backwardvec     = NNLayerBackwardVec_Pool;
+  l->ops->createoutputvec = NNLayerCreateOutputVec_Pool;
+  l->ops->setfromoptions  = NNLayerSetFromOptions_Pool;
+  l->ops->view            = NNLayerView_Pool;
+  l->ops->reset           = NNLayerReset_Pool;
+  l->ops->destroy         = NNLayerDestroy_Pool;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[0], NNLayerPoolSetKernelSize_Pool));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[1], NNLayerPoolSetStride_Pool));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[2], NNLayerPoolSetPadding_Pool));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERMAXPOOL2D - "maxpool2d": 2-d max pooling (torch.nn.MaxPool2d, ceil_mode=False) on a spatial DMDA activation
+
+   Options Database Keys:
++  -<prefix>kernel <k> - window size (square, default 2)
+.  -<prefix>stride <s> - stride (default the kernel size)
+-  -<prefix>padding <p> - implicit -inf padding on each side, 0 <= p <= k/2 (default 0)
+
+   Notes:
+   (C,H,W) -> (C, (H+2p-k)/s+1, (W+2p-k)/s+1). Ties go to the first maximum in window order and
+   NaN propagates, as in PyTorch; the backward pass routes each output gradient to the argmax
+   stored by the forward pass. Each output pixel is computed by the rank holding its window
+   centre; windows reaching into a neighbour's subdomain get their inputs by a halo exchange,
+   which is skipped when the stride divides the subdomain starts. The input must be spatial
+   (`NNLAYERTOSPATIAL` first).
+
+   Level: beginner
+
+.seealso: `NNLAYERAVGPOOL2D`, `NNLAYERMAXPOOL3D`, `NNLayerPoolSetKernelSize()`, `NNLayerPoolSetStride()`, `NNLayerPoolSetPadding()`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool2d(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Pool(l, 2, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERMAXPOOL3D - "maxpool3d": 3-d max pooling (torch.nn.MaxPool3d, ceil_mode=False) on a 3-d spatial DMDA activation
+
+   Options Database Keys:
++  -<prefix>kernel <k> - window size (cubic, default 2)
+.  -<prefix>stride <s> - stride (default the kernel size)
+-  -<prefix>padding <p> - implicit -inf padding on each side, 0 <= p <= k/2 (default 0)
+
+   Notes:
+   (C,D,H,W) -> (C, (D+2p-k)/s+1, (H+2p-k)/s+1, (W+2p-k)/s+1); see `NNLAYERMAXPOOL2D`.
+
+   Level: beginner
+
+.seealso: `NNLAYERMAXPOOL2D`, `NNLAYERAVGPOOL3D`, `NNLayerPoolSetKernelSize()`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool3d(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Pool(l, 3, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERAVGPOOL2D - "avgpool2d": 2-d average pooling (torch.nn.AvgPool2d, ceil_mode=False, count_include_pad=True) on a spatial DMDA activation
+
+   Options Database Keys:
++  -<prefix>kernel <k> - window size (square, default 2)
+.  -<prefix>stride <s> - stride (default the kernel size)
+-  -<prefix>padding <p> - implicit zero padding on each side, counted in the divisor k*k, 0 <= p <= k/2 (default 0)
+
+   Notes:
+   The decomposition and halo exchange are those of `NNLAYERMAXPOOL2D`.
+
+   Level: beginner
+
+.seealso: `NNLAYERMAXPOOL2D`, `NNLAYERAVGPOOL3D`, `NNLAYERGLOBALAVGPOOL`, `NNLayerPoolSetKernelSize()`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool2d(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Pool(l, 2, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERAVGPOOL3D - "avgpool3d": 3-d average pooling (torch.nn.AvgPool3d, ceil_mode=False, count_include_pad=True) on a 3-d spatial DMDA activation
+
+   Options Database Keys:
++  -<prefix>kernel <k> - window size (cubic, default 2)
+.  -<prefix>stride <s> - stride (default the kernel size)
+-  -<prefix>padding <p> - implicit zero padding on each side, counted in the divisor k*k*k, 0 <= p <= k/2 (default 0)
+
+   Level: beginner
+
+.seealso: `NNLAYERAVGPOOL2D`, `NNLAYERMAXPOOL3D`, `NNLayerPoolSetKernelSize()`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool3d(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Pool(l, 3, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolSetKernelSize - sets the window size of a pooling layer (maxpool2d/3d, avgpool2d/3d)
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  k - window size along each axis (default 2)
+
+   Options Database Key:
+.  -<prefix>kernel <k> - window size
+
+   Level: beginner
+
+.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetStride()`, `NNLayerPoolSetPadding()`
+@*/
+PetscErrorCode NNLayerPoolSetKernelSize(NNLayer l, PetscInt k)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerPoolSetKernelSize_C", (NNLayer, PetscInt), (l, k));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolSetStride - sets the stride of a pooling layer
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  s - stride along each axis (0, the default: the kernel size)
+
+   Options Database Key:
+.  -<prefix>stride <s> - stride
+
+   Level: beginner
+
+.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetKernelSize()`
+@*/
+PetscErrorCode NNLayerPoolSetStride(NNLayer l, PetscInt s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerPoolSetStride_C", (NNLayer, PetscInt), (l, s));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolSetPadding - sets the implicit padding of a pooling layer (-inf for max pooling, zeros for average pooling)
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  p - padding on each side, 0 <= p <= kernel/2 (default 0)
+
+   Options Database Key:
+.  -<prefix>padding <p> - padding
+
+   Level: beginner
+
+.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetKernelSize()`
+@*/
+PetscErrorCode NNLayerPoolSetPadding(NNLayer l, PetscInt p)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerPoolSetPadding_C", (NNLayer, PetscInt), (l, p));
+  PetscFunctionReturn(0);
+}

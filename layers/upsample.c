@@ -1,0 +1,250 @@
+/*
+   Nearest-neighbour upsampling by an integer factor on the spatial (DMDA) layout
+   (torch.nn.Upsample(scale_factor=s, mode='nearest'), 2-d and 3-d samples).
+
+   Output pixel o copies input pixel floor(o/s) along each axis. The output DMDA has the input's
+   rank grid with every ownership range multiplied by s, so each rank's outputs read only its own
+   inputs: no halo, no communication. Backward: each input pixel receives the sum of the gradients
+   of its s^d copies. Both passes work on contiguous [pixel][s*C] runs of nbatch*C entries.
+*/
+#include <petnn/private/nnimpl.h>
+
+typedef struct {
+  PetscInt scale;
+  DM       daout;
+} NNLayer_Upsample;
+
+typedef struct {
+  PetscInt D;            /* entries per pixel (nbatch * C) */
+  PetscInt is[3], im[3]; /* owned input corners (x, y, z) */
+  PetscInt s[3];         /* factor along each axis (1 for z in 2-d) */
+} UpGeom;
+
+static PetscErrorCode NNLayerSetUp_Upsample(NNLayer l)
+{
+  NNLayer_Upsample *d    = (NNLayer_Upsample *)l->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)l);
+  const char       *pre  = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
+  PetscInt          nd   = l->inshape.ndim - 1;
+
+  PetscFunctionBegin;
+  if (nd != 2 && nd != 3) {
+    char sh[64];
+    PetscCall(NNShapeToString(&l->inshape, sizeof(sh), sh));
+    SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs spatial (C,H,W) or (C,D,H,W) samples but %s produces shape %s", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", sh);
+  }
+  PetscCheck(d->scale > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " must be a positive integer", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
+  l->outshape = l->inshape;
+  for (PetscInt a = 1; a <= nd; a++) {
+    PetscCheck(l->inshape.dim[a] <= PETSC_MAX_INT / d->scale, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " makes the output extent overflow", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
+    l->outshape.dim[a] = l->inshape.dim[a] * d->scale;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerReset_Upsample(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(DMDestroy(&((NNLayer_Upsample *)l->data)->daout));
+  PetscFunctionReturn(0);
+}
+
+/* the output DMDA: the input's rank grid with every ownership range times the scale */
+static PetscErrorCode NNLayerCreateOutputVec_Upsample(NNLayer l, Vec *y)
+{
+  NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
+  DM                dain;
+  PetscInt          dim, M[3], nr[3], dof, *lo[3] = {NULL, NULL, NULL};
+  const PetscInt   *li[3];
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialGetInputDA(l, &dain));
+  PetscCall(DMDestroy(&d->daout));
+  PetscCall(DMDAGetInfo(dain, &dim, &M[0], &M[1], &M[2], &nr[0], &nr[1], &nr[2], &dof, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetOwnershipRanges(dain, &li[0], &li[1], &li[2]));
+  for (PetscInt a = 0; a < dim; a++) {
+    PetscCall(PetscMalloc1(nr[a], &lo[a]));
+    for (PetscInt r = 0; r < nr[a]; r++) lo[a][r] = li[a][r] * d->scale;
+  }
+  if (dim == 2) PetscCall(DMDACreate2d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M[0] * d->scale, M[1] * d->scale, nr[0], nr[1], dof, 0, lo[0], lo[1], &d->daout));
+  else PetscCall(DMDACreate3d(PetscObjectComm((PetscObject)l), DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M[0] * d->scale, M[1] * d->scale, M[2] * d->scale, nr[0], nr[1], nr[2], dof, 0, lo[0], lo[1], lo[2], &d->daout));
+  PetscCall(DMSetUp(d->daout));
+  for (PetscInt a = 0; a < dim; a++) PetscCall(PetscFree(lo[a]));
+  PetscCall(DMCreateGlobalVector(d->daout, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNUpsampleGeometry(NNLayer l, UpGeom *g)
+{
+  NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
+  DM                dain;
+  PetscInt          nd = l->inshape.ndim - 1;
+
+  PetscFunctionBegin;
+  PetscCheck(d->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
+  PetscCall(NNSpatialGetInputDA(l, &dain));
+  PetscCall(DMDAGetCorners(dain, &g->is[0], &g->is[1], &g->is[2], &g->im[0], &g->im[1], &g->im[2]));
+  if (nd == 2) {
+    g->is[2] = 0;
+    g->im[2] = 1;
+  }
+  for (PetscInt a = 0; a < 3; a++) g->s[a] = a < nd ? d->scale : 1;
+  g->D = l->nbatch * l->inshape.dim[0];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardVec_Upsample(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
+{
+  UpGeom             g;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+  PetscInt           Om[3];
+
+  PetscFunctionBegin;
+  PetscCall(NNUpsampleGeometry(l, &g));
+  for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArrayWrite(y, &ya));
+  for (PetscInt oz = 0; oz < Om[2]; oz++)
+    for (PetscInt oy = 0; oy < Om[1]; oy++) {
+      PetscScalar       *yrow = ya + (oz * Om[1] + oy) * Om[0] * g.D;
+      const PetscScalar *xrow = xa + ((oz / g.s[2]) * g.im[1] + oy / g.s[1]) * g.im[0] * g.D;
+      if (oy % g.s[1] || oz % g.s[2]) { /* a copy of the row written just before */
+        PetscCall(PetscArraycpy(yrow, yrow - (oy % g.s[1] ? Om[0] * g.D : Om[1] * Om[0] * g.D), Om[0] * g.D));
+        continue;
+      }
+      for (PetscInt ox = 0; ox < Om[0]; ox++) PetscCall(PetscArraycpy(yrow + ox * g.D, xrow + (ox / g.s[0]) * g.D, g.D));
+    }
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardVec_Upsample(NNLayer l, PetscInt n PETSC_UNUSED, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+{
+  UpGeom             g;
+  const PetscScalar *dya;
+  PetscScalar       *dxa;
+  PetscInt           Om[3];
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(NNUpsampleGeometry(l, &g));
+  for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
+  PetscCall(VecGetArrayRead(dy, &dya));
+  PetscCall(VecGetArrayWrite(dx, &dxa));
+  for (PetscInt iz = 0; iz < g.im[2]; iz++)
+    for (PetscInt iy = 0; iy < g.im[1]; iy++)
+      for (PetscInt ix = 0; ix < g.im[0]; ix++) {
+        PetscScalar *restrict xp    = dxa + ((iz * g.im[1] + iy) * g.im[0] + ix) * g.D;
+        PetscBool             first = PETSC_TRUE;
+        for (PetscInt tz = 0; tz < g.s[2]; tz++)
+          for (PetscInt ty = 0; ty < g.s[1]; ty++)
+            for (PetscInt tx = 0; tx < g.s[0]; tx++) {
+              const PetscScalar *restrict yp = dya + (((iz * g.s[2] + tz) * Om[1] + iy * g.s[1] + ty) * Om[0] + ix * g.s[0] + tx) * g.D;
+              if (first) {
+                for (PetscInt j = 0; j < g.D; j++) xp[j] = yp[j];
+                first = PETSC_FALSE;
+              } else
+                for (PetscInt j = 0; j < g.D; j++) xp[j] += yp[j];
+            }
+      }
+  PetscCall(VecRestoreArrayWrite(dx, &dxa));
+  PetscCall(VecRestoreArrayRead(dy, &dya));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetFromOptions_Upsample(NNLayer l, PetscOptionItems *PetscOptionsObject)
+{
+  NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Upsample layer options");
+  PetscCall(PetscOptionsInt("-scale", "Integer upsampling factor along each spatial axis", "NNLayerUpsampleSetScale", d->scale, &d->scale, NULL));
+  PetscOptionsHeadEnd();
+  l->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerView_Upsample(NNLayer l, PetscViewer v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "nearest-neighbour upsampling, scale %" PetscInt_FMT " (no communication)\n", ((NNLayer_Upsample *)l->data)->scale));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerUpsampleSetScale_Upsample(NNLayer l, PetscInt s)
+{
+  PetscFunctionBegin;
+  ((NNLayer_Upsample *)l->data)->scale = s;
+  l->setupcalled                       = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDestroy_Upsample(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerUpsampleSetScale_C", NULL));
+  PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERUPSAMPLE - "upsample": nearest-neighbour upsampling by an integer factor
+   (torch.nn.Upsample(scale_factor=s, mode='nearest')) of 2-d (C,H,W) or 3-d (C,D,H,W) spatial DMDA activations
+
+   Options Database Key:
+.  -<prefix>scale <s> - integer factor along every spatial axis (default 2)
+
+   Notes:
+   Output pixel o copies input pixel floor(o/s) (exact integer arithmetic). The output's ownership
+   ranges are the input's times s, so no communication is needed. The input must be spatial
+   (`NNLAYERTOSPATIAL` first).
+
+   Level: beginner
+
+.seealso: `NNLayerUpsampleSetScale()`, `NNLAYERMAXPOOL2D`, `NNLAYERTOSPATIAL`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer l)
+{
+  NNLayer_Upsample *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->scale                = 2;
+  l->data                 = d;
+  l->ops->setup           = NNLayerSetUp_Upsample;
+  l->ops->forwardvec      = NNLayerForwardVec_Upsample;
+  l->ops->backwardvec     = NNLayerBackwardVec_Upsample;
+  l->ops->createoutputvec = NNLayerCreateOutputVec_Upsample;
+  l->ops->setfromoptions  = NNLayerSetFromOptions_Upsample;
+  l->ops->view            = NNLayerView_Upsample;
+  l->ops->reset           = NNLayerReset_Upsample;
+  l->ops->destroy         = NNLayerDestroy_Upsample;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerUpsampleSetScale_C", NNLayerUpsampleSetScale_Upsample));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerUpsampleSetScale - sets the integer factor of an upsample layer
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  s - factor along every spatial axis (default 2)
+
+   Options Database Key:
+.  -<prefix>scale <s> - factor
+
+   Level: beginner
+
+.seealso: `NNLAYERUPSAMPLE`
+@*/
+PetscErrorCode NNLayerUpsampleSetScale(NNLayer l, PetscInt s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerUpsampleSetScale_C", (NNLayer, PetscInt), (l, s));
+  PetscFunctionReturn(0);
+}
