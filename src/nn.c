@@ -111,6 +111,14 @@ PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm comm, const char base[],
   PetscCall(PetscStrlen(name, &len));
   for (size_t i = 0; i < len; i++) valid = (PetscBool)(valid && (isalnum((unsigned char)name[i]) || name[i] == '_'));
   PetscCheck(len > 0 && valid, comm, PETSC_ERR_ARG_WRONG, "Layer name \"%s\" is invalid: use letters, digits and underscores", name);
+  if (!type) { /* configured from options: -<name>_type would be read by PETSc objects with that prefix too (-sf_type, -ksp_type, ...) */
+    static const char *reserved[] = {"sf", "ksp", "pc", "snes", "ts", "tao", "mat", "vec", "dm", "da", "is", "sub", "log", "malloc", "options", "info", "viewer", "draw", "random", "ao", "pf", "characteristic", "tssolve", "nn", "opt"};
+    for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
+      PetscBool clash;
+      PetscCall(PetscStrcmp(name, reserved[i], &clash));
+      PetscCheck(!clash, comm, PETSC_ERR_ARG_WRONG, "Layer name \"%s\" clashes with PETSc's own -%s_ options; choose another name (e.g. \"%s1\")", name, name, name);
+    }
+  }
   PetscCall(NNLayerCreate(comm, layer));
   PetscCall(PetscObjectSetName((PetscObject)*layer, name));
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s%s_", base ? base : "", name));
