@@ -111,7 +111,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm comm, const char base[],
   PetscCall(PetscStrlen(name, &len));
   for (size_t i = 0; i < len; i++) valid = (PetscBool)(valid && (isalnum((unsigned char)name[i]) || name[i] == '_'));
   PetscCheck(len > 0 && valid, comm, PETSC_ERR_ARG_WRONG, "Layer name \"%s\" is invalid: use letters, digits and underscores", name);
-  if (!type) { /* configured from options: -<name>_type would be read by PETSc objects with that prefix too (-sf_type, -ksp_type, ...) */
+  if (!type && (!base || !base[0])) { /* configured from options without a prefix: PETSc objects read -<name>_type too (-sf_type, -ksp_type, ...) */
     static const char *reserved[] = {"sf", "ksp", "pc", "snes", "ts", "tao", "mat", "vec", "dm", "da", "is", "sub", "log", "malloc", "options", "info", "viewer", "draw", "random", "ao", "pf", "characteristic", "tssolve", "nn", "opt"};
     for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++) {
       PetscBool clash;
