@@ -1,99 +1,142 @@
 /*
-   2-d convolution on the spatial (DMDA) layout (torch.nn.Conv2d, groups = dilation = 1).
+   2-d and 3-d convolution on the spatial (DMDA) layout: torch.nn.Conv2d / Conv3d with stride,
+   zero padding, dilation and groups, or periodic padding.
 
-   Input and output are DMDA global Vecs, channels-last with the batch in the dof (layers/spatial.c).
-   The layer builds two DMDAs from its input's DMDA (NNLayerGetInputDM()):
-     - a halo DMDA with the input's grid, dof and ownership ranges and stencil width = the halo
-       the kernel needs on this decomposition; its local (ghosted) Vec receives the input through
-       DMGlobalToLocal (the global layouts are identical, so the input Vec is used as is);
-     - an output DMDA whose ownership ranges give each rank the output pixels whose receptive
-       field is centred in its input subdomain.
-   Forward is an implicit GEMM over kernel offsets: for each output row and offset (dy,dx) the
-   needed input pixels are a contiguous run of the ghosted row, i.e. an (npix*nbatch) x Cin
-   row-major matrix, and Y(npix*nbatch x Cout) += X * Wp(dy,dx) with Wp(dy,dx)[c][o] = W[o][c][dy][dx].
-   Backward: dX += dY Wp^T into the ghosted local Vec, summed back with DMLocalToGlobal(ADD_VALUES)
-   (the adjoint of the halo exchange); dWp += X^T dY accumulated locally, then MPI_Allreduce over the
-   ranks and added into the (replicated) gradient. Zero padding at the physical boundary, or
-   periodic wrap-around through a periodic halo DMDA.
+   Input and output are DMDA global Vecs, channels-last with the batch in the dof
+   (src/spatial_layout.c); 2-d is handled as 3-d with depth 1. From the input's DMDA the layer
+   builds (NNSpatialCreateWindowDMs()):
+     - a halo DMDA with the input's grid, dof and ownership ranges and the stencil width this
+       decomposition needs (periodic boundaries for periodic padding); its local Vec receives the
+       input through DMGlobalToLocal (the global layouts are identical, so the input Vec is used as is);
+     - an output DMDA whose ranks own the output pixels whose windows are centred in their input.
+   The arithmetic runs on the rank's owned outputs, split between threads (layers/conv_run.c), by
+   one of two algorithms chosen per layer from its shape (NNConvChooseAlgorithm()):
+     - Winograd minimal filtering (layers/conv_winograd.c) for stride 1 and dilation 1 with at
+       least 16 input channels per group: F(4x4,5x5) does 4 GEMM products per output and channel
+       pair instead of 25;
+     - im2col + GEMM (layers/conv_im2col.c) otherwise, with GEMM depth (in/groups)*kh*kw (+1: the
+       bias rides along as a column of ones).
+   Backward: the weight and bias gradients of the rank's pixels are summed over the ranks with
+   MPI_Allreduce and added into the (replicated) gradient; the input gradient is scattered into
+   the ghosted local Vec and summed back with DMLocalToGlobal(ADD_VALUES), the adjoint of the
+   halo exchange; it is not computed when the caller passes dx = NULL. Only the first n batch
+   slots are computed; the output's other slots are zero.
 
-   Parameters: weight [out,in,k,k], bias [out] (PyTorch order).
+   Parameters (PyTorch order): weight [out, in/groups, (kd,) kh, kw], bias [out].
 */
-#include <petnn/private/nnimpl.h>
+#include "conv.h"
 #include <cblas.h>
 
 typedef struct {
-  PetscInt     filters, k, stride, pad; /* pad < 0: default k/2 */
-  PetscBool    bias, periodic;
-  PetscInt     p;                       /* the padding in use */
-  DM           dahalo, daout;
-  Vec          xl, dxl;                 /* ghosted input and input gradient */
-  PetscInt     halo;
-  PetscScalar *Wp, *dWp, *g;            /* packed weights, their gradient, gradient scratch */
+  PetscInt  nd;                          /* 2 or 3 */
+  PetscInt  filters, groups;
+  PetscInt  k[3], s[3], pad[3], dil[3]; /* per axis in x, y, z order; pad < 0: dilation*(kernel/2) */
+  PetscBool bias, periodic;
+  PetscInt  threads;                     /* 0: OpenBLAS's thread count */
+  PetscInt  tilerows;                    /* rows of a GEMM block (0: automatic) */
+  PetscInt  winograd;                    /* Winograd output tile (-1: automatic, 0: im2col) */
+  char      badopt[32];                  /* a per-axis option given with a wrong number of values, */
+  PetscInt  badcount;                    /* and that number (0: none) */
+
+  NNSpatialWindow w;                     /* the window in use (padding resolved) */
+  NNConvGeom      g;
+  PetscInt        nthreads;
+  DM              dahalo, daout;
+  Vec             xl, dxl;               /* ghosted input and input gradient */
+  PetscInt        halo;
+  PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
+  PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
+  PetscScalar    *work;
+  PetscInt       *iwork;
 } NNLayer_Conv;
 
-static PetscErrorCode NNLayerSetUp_Conv2d(NNLayer l)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  const char   *pre = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
-  PetscInt      C, H, W, Ho, Wo;
+/* the most dimensions an NNTensor holds (conv3d's weight needs 5) */
+#define NN_CONV_TENSOR_MAX_DIM ((PetscInt)(sizeof(((NNTensor *)0)->dim) / sizeof(PetscInt)))
 
+static const char *const NNConvAxisName[3] = {"width", "height", "depth"};
+
+/* "a x b (x c)" in PyTorch order (depth, height, width) */
+static PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
+{
   PetscFunctionBegin;
-  PetscCall(NNLayerCheckInputRank(l, 3));
-  C = l->inshape.dim[0];
-  H = l->inshape.dim[1];
-  W = l->inshape.dim[2];
-  PetscCheck(d->filters > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Conv2d layer %s has %" PetscInt_FMT " filters; give a positive -%sfilters", ((PetscObject)l)->name, d->filters, pre);
-  PetscCheck(d->k > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Conv2d layer %s: kernel size %" PetscInt_FMT " must be positive (-%skernel)", ((PetscObject)l)->name, d->k, pre);
-  PetscCheck(d->stride == 1, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Conv2d layer %s: -%sstride %" PetscInt_FMT " is not supported yet; only stride 1 (use pooling to downsample)", ((PetscObject)l)->name, pre, d->stride);
-  d->p = d->pad < 0 ? d->k / 2 : d->pad;
-  Ho   = H + 2 * d->p - d->k + 1;
-  Wo   = W + 2 * d->p - d->k + 1;
-  PetscCheck(Ho > 0 && Wo > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Conv2d layer %s: kernel %" PetscInt_FMT " with padding %" PetscInt_FMT " is larger than the %" PetscInt_FMT " x %" PetscInt_FMT " input", ((PetscObject)l)->name, d->k, d->p, H, W);
-  PetscCheck(!d->periodic || (Ho == H && Wo == W), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Conv2d layer %s: periodic padding needs an odd kernel with padding (kernel-1)/2 (got -%skernel %" PetscInt_FMT " -%spadding %" PetscInt_FMT ")", ((PetscObject)l)->name, pre, d->k, pre, d->p);
-  PetscCall(NNShapeSet(&l->outshape, 3, (PetscInt[]){d->filters, Ho, Wo}));
-  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, 4, (PetscInt[]){d->filters, C, d->k, d->k}));
-  if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->filters));
-  PetscCall(PetscMalloc3(d->k * d->k * C * d->filters, &d->Wp, d->k * d->k * C * d->filters, &d->dWp, l->nparam, &d->g));
+  if (nd == 2) PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT, v[1], v[0]));
+  else PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, v[2], v[1], v[0]));
   PetscFunctionReturn(0);
 }
 
-/* PyTorch's default: kaiming_uniform(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in*k*k, for weight and bias */
-static PetscErrorCode NNLayerInitialize_Conv2d(NNLayer l)
+static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
 {
-  NNLayer_Conv *d     = (NNLayer_Conv *)l->data;
-  PetscReal     bound = 1.0 / PetscSqrtReal((PetscReal)(l->inshape.dim[0] * d->k * d->k));
-  PetscScalar  *theta = (PetscScalar *)l->theta;
+  NNLayer_Conv *d    = (NNLayer_Conv *)l->data;
+  MPI_Comm      comm = PetscObjectComm((PetscObject)l);
+  const char   *pre  = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
+  const char   *name = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
+  PetscInt      nd = d->nd, C, No[3], wdim[5], nwdim, ntap = 1;
+  NNShape      *in = &l->inshape;
 
   PetscFunctionBegin;
+  PetscCheck(!d->badcount, comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s): -%s%s takes 1 or %" PetscInt_FMT " values (%s), got %" PetscInt_FMT, name, type, pre, d->badopt, nd, nd == 2 ? "height,width" : "depth,height,width", d->badcount);
+  PetscCall(NNLayerCheckInputRank(l, nd + 1));
+  C = in->dim[0];
+  PetscCheck(d->filters > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s) has %" PetscInt_FMT " filters; give a positive -%sfilters", name, type, d->filters, pre);
+  PetscCheck(d->groups > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sgroups %" PetscInt_FMT " must be positive", name, type, pre, d->groups);
+  PetscCheck(C % d->groups == 0 && d->filters % d->groups == 0, comm, PETSC_ERR_ARG_INCOMP, "Layer %s (%s): -%sgroups %" PetscInt_FMT " must divide both the %" PetscInt_FMT " input channels and the %" PetscInt_FMT " filters", name, type, pre, d->groups, C, d->filters);
+  PetscCall(PetscMemzero(&d->w, sizeof(d->w)));
+  d->w.nd       = nd;
+  d->w.periodic = d->periodic;
+  for (PetscInt a = 0; a < 3; a++) {
+    if (a >= nd) {
+      d->w.N[a] = d->w.k[a] = d->w.s[a] = d->w.dil[a] = 1;
+      d->w.p[a]                                       = 0;
+      continue;
+    }
+    PetscCheck(d->k[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): kernel size %" PetscInt_FMT " along the %s must be positive (-%skernel)", name, type, d->k[a], NNConvAxisName[a], pre);
+    PetscCheck(d->s[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): stride %" PetscInt_FMT " along the %s must be positive (-%sstride)", name, type, d->s[a], NNConvAxisName[a], pre);
+    PetscCheck(d->dil[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): dilation %" PetscInt_FMT " along the %s must be positive (-%sdilation)", name, type, d->dil[a], NNConvAxisName[a], pre);
+    d->w.N[a]   = in->dim[nd - a];
+    d->w.k[a]   = d->k[a];
+    d->w.s[a]   = d->s[a];
+    d->w.dil[a] = d->dil[a];
+    d->w.p[a]   = d->pad[a] < 0 ? d->dil[a] * (d->k[a] / 2) : d->pad[a];
+    if (d->periodic)
+      PetscCheck(d->s[a] == 1 && d->k[a] % 2 == 1 && d->w.p[a] == d->dil[a] * (d->k[a] - 1) / 2, comm, PETSC_ERR_SUP,
+                 "Layer %s (%s): periodic padding keeps the input's size, so it needs stride 1, an odd kernel and padding dilation*(kernel-1)/2 along every axis; along the %s got kernel %" PetscInt_FMT ", stride %" PetscInt_FMT ", dilation %" PetscInt_FMT ", padding %" PetscInt_FMT " (-%skernel, -%sstride, -%sdilation, -%spadding; leave -%spadding unset for the default)",
+                 name, type, NNConvAxisName[a], d->k[a], d->s[a], d->dil[a], d->w.p[a], pre, pre, pre, pre, pre);
+    ntap *= d->k[a];
+  }
+  PetscCall(NNSpatialWindowOutputSize(l, &d->w, No));
+  wdim[0] = d->filters;
+  wdim[1] = C / d->groups;
+  for (PetscInt a = 0; a < nd; a++) wdim[2 + a] = d->k[nd - 1 - a];
+  nwdim = nd + 2;
+  if (nwdim > NN_CONV_TENSOR_MAX_DIM) { /* NNTensor cannot hold [out, in, kd, kh, kw]: same data as [out, in, kd, kh*kw] */
+    PetscCall(PetscInfo(l, "Layer %s: tensors have at most %d dimensions; weight declared as [out, in/groups, kd, kh*kw]\n", name, (int)NN_CONV_TENSOR_MAX_DIM));
+    wdim[NN_CONV_TENSOR_MAX_DIM - 1] *= wdim[NN_CONV_TENSOR_MAX_DIM];
+    nwdim = NN_CONV_TENSOR_MAX_DIM;
+  }
+  if (nd == 2) PetscCall(NNShapeSet(&l->outshape, 3, (PetscInt[]){d->filters, No[1], No[0]}));
+  else PetscCall(NNShapeSet(&l->outshape, 4, (PetscInt[]){d->filters, No[2], No[1], No[0]}));
+  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, nwdim, wdim));
+  if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->filters));
+  PetscCall(PetscMalloc3(d->filters * (wdim[1] * ntap + 1), &d->Wp, d->filters * (wdim[1] * ntap + 1), &d->dWp, l->nparam, &d->grad));
+  PetscFunctionReturn(0);
+}
+
+/* PyTorch's default: kaiming_uniform(a=sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in/groups * prod(kernel), for weight and bias */
+static PetscErrorCode NNLayerInitialize_Conv(NNLayer l)
+{
+  NNLayer_Conv *d     = (NNLayer_Conv *)l->data;
+  PetscInt      fanin = l->inshape.dim[0] / d->groups;
+  PetscScalar  *theta = (PetscScalar *)l->theta;
+  PetscReal     bound;
+
+  PetscFunctionBegin;
+  for (PetscInt a = 0; a < d->nd; a++) fanin *= d->k[a];
+  bound = 1.0 / PetscSqrtReal((PetscReal)fanin);
   for (PetscInt i = 0; i < l->nparam; i++) theta[i] = bound * (2.0 * NNRandomUniform(l->rng) - 1.0);
   PetscFunctionReturn(0);
 }
 
-/* output ownership along one axis: output o belongs to the rank whose input range holds its
-   receptive-field centre clamp(o + off); returns the halo that rank needs */
-static PetscErrorCode NNConvOutputRanges(NNLayer l, const char axis[], PetscInt Nin, PetscInt Nout, PetscInt nr, const PetscInt lin[], PetscInt p, PetscInt k, PetscBool periodic, PetscInt lout[], PetscInt *halo)
-{
-  PetscInt off = (k - 1) / 2 - p, r = 0, a = 0;
-
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < nr; i++) lout[i] = 0;
-  for (PetscInt o = 0; o < Nout; o++) {
-    PetscInt c  = PetscMin(PetscMax(o + off, 0), Nin - 1);
-    PetscInt lo = o - p, hi = o - p + k - 1;
-    while (c >= a + lin[r]) a += lin[r++];
-    lout[r]++;
-    if (!periodic) {
-      lo = PetscMax(lo, 0);
-      hi = PetscMin(hi, Nin - 1);
-    }
-    *halo = PetscMax(*halo, PetscMax(a - lo, hi - (a + lin[r] - 1)));
-  }
-  for (PetscInt i = 0; i < nr; i++)
-    PetscCheck(lout[i] > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Conv2d layer %s: rank column/row %" PetscInt_FMT " gets no output pixels along %s (input %" PetscInt_FMT ", output %" PetscInt_FMT " over %" PetscInt_FMT " ranks); use fewer ranks along %s", ((PetscObject)l)->name, i, axis, Nin, Nout, nr, axis);
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerReset_Conv2d(NNLayer l)
+static PetscErrorCode NNLayerReset_Conv(NNLayer l)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
@@ -102,228 +145,366 @@ static PetscErrorCode NNLayerReset_Conv2d(NNLayer l)
   PetscCall(VecDestroy(&d->dxl));
   PetscCall(DMDestroy(&d->dahalo));
   PetscCall(DMDestroy(&d->daout));
-  PetscCall(PetscFree3(d->Wp, d->dWp, d->g));
+  PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
+  PetscCall(PetscFree2(d->work, d->iwork));
+  PetscCall(PetscFree3(d->U, d->dU, d->wwork));
+  PetscCall(NNConvWinogradDestroy(&d->g));
+  d->halo = 0;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerCreateOutputVec_Conv2d(NNLayer l, Vec *y)
+/*
+   The algorithm: Winograd for stride 1, dilation 1 and GEMMs deep enough (in/groups at least 16),
+   with tiles that make input tiles of 8 (2-d) or 4 to 6 (3-d) pixels per axis; otherwise im2col.
+   Rows of a GEMM block: im2col tiles of at most 1024 rows and about 512 KiB (at least one pixel
+   of the batch; OpenBLAS's small-matrix kernels take such GEMMs without packing); Winograd blocks
+   of 32 rows (the transformed block stays in cache).
+*/
+static PetscErrorCode NNConvChooseAlgorithm(NNLayer l)
 {
-  NNLayer_Conv   *d = (NNLayer_Conv *)l->data;
-  DM              dain;
-  MPI_Comm        comm = PetscObjectComm((PetscObject)l);
-  PetscInt        M, N, m, n, dof, *lxo, *lyo;
-  const PetscInt *lx, *ly;
+  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+  NNConvGeom   *g = &d->g;
+  const char   *pre = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
+  PetscBool     able = PETSC_TRUE, big = PETSC_FALSE;
+  PetscInt      m[3];
 
   PetscFunctionBegin;
-  PetscCall(NNLayerGetInputDM(l, &dain));
-  PetscCheck(dain, comm, PETSC_ERR_ARG_WRONG, "Conv2d layer %s needs a spatial (DMDA) input but %s produces a sequential one; put a %s layer before it", ((PetscObject)l)->name, l->inputname ? l->inputname : "its input", NNLAYERTOSPATIAL);
-  PetscCall(DMDAGetInfo(dain, NULL, &M, &N, NULL, &m, &n, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
-  PetscCheck(dof == l->nbatch * l->inshape.dim[0] && M == l->inshape.dim[2] && N == l->inshape.dim[1], comm, PETSC_ERR_PLIB, "Conv2d layer %s: input DMDA %" PetscInt_FMT " x %" PetscInt_FMT " with dof %" PetscInt_FMT " does not match the input shape", ((PetscObject)l)->name, M, N, dof);
-  PetscCall(DMDAGetOwnershipRanges(dain, &lx, &ly, NULL));
+  for (PetscInt a = 0; a < d->nd; a++) {
+    if (g->s[a] != 1 || g->dil[a] != 1 || g->k[a] > 7) able = PETSC_FALSE;
+    if (g->k[a] > 1) big = PETSC_TRUE;
+  }
+  able = (PetscBool)(able && big);
+  PetscCheck(d->winograd <= 0 || able, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): -%swinograd %" PetscInt_FMT " needs stride 1, dilation 1, a kernel larger than 1 and at most 7 along every axis; use -%swinograd 0 (im2col) or leave it unset", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->winograd, pre);
+  if (d->winograd > 0 || (d->winograd < 0 && able && g->Cg >= 16)) {
+    for (PetscInt a = 0; a < 3; a++) {
+      if (d->winograd > 0) m[a] = d->winograd;
+      else m[a] = PetscMax(2, (d->nd == 2 ? 9 : 5) - g->k[a]);
+      m[a] = PetscMin(m[a], PetscMax(2, g->om[a])); /* no tile much larger than the owned outputs */
+    }
+    g->alg = NN_CONV_WINOGRAD;
+    PetscCall(NNConvWinogradSetUp(g, m));
+    g->rows = d->tilerows > 0 ? d->tilerows : 32;
+  } else {
+    g->alg  = NN_CONV_IM2COL;
+    g->rows = d->tilerows > 0 ? d->tilerows : PetscMin(1024, PetscMax(1, 65536 / g->Ka));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
+{
+  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+  NNConvGeom   *g = &d->g;
+  DM            dain;
+  PetscInt      nscalar, nint;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialGetInputDA(l, &dain));
   PetscCall(VecDestroy(&d->xl));
   PetscCall(VecDestroy(&d->dxl));
   PetscCall(DMDestroy(&d->dahalo));
   PetscCall(DMDestroy(&d->daout));
-  PetscCall(PetscMalloc2(m, &lxo, n, &lyo));
-  d->halo = 0;
-  PetscCall(NNConvOutputRanges(l, "x (width)", M, l->outshape.dim[2], m, lx, d->p, d->k, d->periodic, lxo, &d->halo));
-  PetscCall(NNConvOutputRanges(l, "y (height)", N, l->outshape.dim[1], n, ly, d->p, d->k, d->periodic, lyo, &d->halo));
-  PetscCall(DMDACreate2d(comm, d->periodic ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE, d->periodic ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, M, N, m, n, dof, d->halo, lx, ly, &d->dahalo));
-  PetscCall(DMSetUp(d->dahalo));
-  PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, l->outshape.dim[2], l->outshape.dim[1], m, n, l->nbatch * d->filters, 0, lxo, lyo, &d->daout));
-  PetscCall(DMSetUp(d->daout));
-  PetscCall(PetscFree2(lxo, lyo));
+  PetscCall(PetscFree2(d->work, d->iwork));
+  PetscCall(PetscFree3(d->U, d->dU, d->wwork));
+  PetscCall(NNConvWinogradDestroy(g));
+  PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * d->filters, &d->dahalo, &d->daout, &d->halo));
   PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
   PetscCall(VecDuplicate(d->xl, &d->dxl));
   PetscCall(DMCreateGlobalVector(d->daout, y));
-  PetscFunctionReturn(0);
-}
 
-/* geometry of one GEMM block: for output row oy and offset (dy,dx), output pixels [ox0,ox1) read
-   input row iy at columns ox - p + dx; returns PETSC_FALSE when the block is all padding */
-typedef struct {
-  PetscInt xs, ys, xm, ym, gxs, gys, gxm, gym, H, W, Cin, Cout, nb, k, p;
-  PetscBool periodic;
-} ConvGeom;
-
-static PetscBool ConvBlock(const ConvGeom *g, PetscInt oy, PetscInt dy, PetscInt dx, PetscInt *ox0, PetscInt *ox1, PetscInt *xoff, PetscInt *yoff)
-{
-  PetscInt iy = oy - g->p + dy;
-
-  *ox0 = g->xs;
-  *ox1 = g->xs + g->xm;
-  if (!g->periodic) {
-    if (iy < 0 || iy >= g->H) return PETSC_FALSE;
-    *ox0 = PetscMax(*ox0, g->p - dx);
-    *ox1 = PetscMin(*ox1, g->W + g->p - dx);
-    if (*ox0 >= *ox1) return PETSC_FALSE;
+  PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
+  PetscCall(DMDAGetCorners(d->daout, &g->os[0], &g->os[1], &g->os[2], &g->om[0], &g->om[1], &g->om[2]));
+  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gs[0], &g->gs[1], &g->gs[2], &g->gm[0], &g->gm[1], &g->gm[2]));
+  if (d->nd == 2) {
+    g->os[2] = g->gs[2] = 0;
+    g->om[2] = g->gm[2] = 1;
   }
-  *xoff = ((iy - g->gys) * g->gxm + (*ox0 - g->p + dx - g->gxs)) * g->nb * g->Cin;
-  *yoff = ((oy - g->ys) * g->xm + (*ox0 - g->xs)) * g->nb * g->Cout;
-  return PETSC_TRUE;
-}
-
-static PetscErrorCode NNConvGeometry(NNLayer l, ConvGeom *g)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  PetscCheck(d->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Conv2d layer %s: create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name);
-  PetscCall(DMDAGetCorners(d->daout, &g->xs, &g->ys, NULL, &g->xm, &g->ym, NULL));
-  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gxs, &g->gys, NULL, &g->gxm, &g->gym, NULL));
-  g->H        = l->inshape.dim[1];
-  g->W        = l->inshape.dim[2];
+  g->ntap = 1;
+  for (PetscInt a = 0; a < 3; a++) {
+    g->N[a]   = d->w.N[a];
+    g->k[a]   = d->w.k[a];
+    g->s[a]   = d->w.s[a];
+    g->p[a]   = d->w.p[a];
+    g->dil[a] = d->w.dil[a];
+    g->ntap *= g->k[a];
+  }
+  g->periodic = d->periodic;
+  g->nb       = l->nbatch;
+  g->ns       = l->nbatch;
   g->Cin      = l->inshape.dim[0];
   g->Cout     = d->filters;
-  g->nb       = l->nbatch;
-  g->k        = d->k;
-  g->p        = d->p;
-  g->periodic = d->periodic;
+  g->G        = d->groups;
+  g->Cg       = g->Cin / g->G;
+  g->Og       = g->Cout / g->G;
+  g->K        = g->ntap * g->Cg;
+  g->bias     = d->bias;
+  g->Ka       = g->K + (d->bias ? 1 : 0);
+  g->npix     = g->om[0] * g->om[1] * g->om[2];
+  PetscCall(NNConvChooseAlgorithm(l));
+  d->nthreads = d->threads > 0 ? d->threads : (PetscInt)openblas_get_num_threads();
+  d->nthreads = PetscMax(1, PetscMin(d->nthreads, NN_CONV_MAX_THREADS));
+  PetscCall(NNConvWorkspaceSize(g, d->nthreads, &nscalar, &nint));
+  PetscCall(PetscMalloc2(PetscMax(nscalar, g->nb * g->Cout), &d->work, PetscMax(nint, 1), &d->iwork)); /* the forward pass also builds a pixel of biases in work */
+  if (g->alg == NN_CONV_WINOGRAD) {
+    PetscInt nu = NNConvWinogradTransformedSize(g);
+    PetscCall(PetscMalloc3(nu, &d->U, nu, &d->dU, 3 * PetscMax(g->w.npos, g->ntap) * g->Cg * g->Cout, &d->wwork));
+  }
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerForwardVec_Conv2d(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
+static PetscErrorCode NNConvCheckReady(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCheck(((NNLayer_Conv *)l->data)->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   NNLayer_Conv      *d = (NNLayer_Conv *)l->data;
-  ConvGeom           g;
-  const PetscScalar *xa, *W = l->theta, *b = l->theta + d->filters * l->inshape.dim[0] * d->k * d->k;
+  NNConvGeom         g = d->g;
+  NNConvPass         pass;
+  const PetscScalar *xa, *W = l->theta, *b;
   PetscScalar       *ya;
-  PetscInt           CC, ox0, ox1, xoff, yoff;
-  PetscLogDouble     flops = 0;
+  PetscLogDouble     flops, wflops = 0;
 
   PetscFunctionBegin;
-  PetscCall(NNConvGeometry(l, &g));
-  CC = g.Cin * g.Cout;
-  /* Wp[dy][dx][c][o] = W[o][c][dy][dx] */
-  for (PetscInt o = 0; o < g.Cout; o++)
-    for (PetscInt c = 0; c < g.Cin; c++)
-      for (PetscInt t = 0; t < g.k * g.k; t++) d->Wp[t * CC + c * g.Cout + o] = W[(o * g.Cin + c) * g.k * g.k + t];
+  PetscCall(NNConvCheckReady(l));
+  g.ns = n;
+  b    = l->theta + g.Cout * g.K;
+  /* Wp: group blocks of Ka x Og, Wp[grp][(t,c)][o] = W[grp*Og+o][c][t], then the row of biases */
+  for (PetscInt grp = 0; grp < g.G; grp++)
+    for (PetscInt o = 0; o < g.Og; o++) {
+      for (PetscInt c = 0; c < g.Cg; c++)
+        for (PetscInt t = 0; t < g.ntap; t++) d->Wp[(grp * g.Ka + t * g.Cg + c) * g.Og + o] = W[((grp * g.Og + o) * g.Cg + c) * g.ntap + t];
+      if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
+    }
+  if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
   PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
   PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
   PetscCall(VecGetArrayRead(d->xl, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  for (PetscInt i = 0; i < g.xm * g.ym * g.nb; i++) {
-    if (d->bias) PetscCall(PetscArraycpy(ya + i * g.Cout, b, g.Cout));
-    else PetscCall(PetscArrayzero(ya + i * g.Cout, g.Cout));
-  }
-  for (PetscInt oy = g.ys; oy < g.ys + g.ym; oy++)
-    for (PetscInt dy = 0; dy < g.k; dy++)
-      for (PetscInt dx = 0; dx < g.k; dx++) {
-        PetscInt mrows;
-        if (!ConvBlock(&g, oy, dy, dx, &ox0, &ox1, &xoff, &yoff)) continue;
-        mrows = (ox1 - ox0) * g.nb;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mrows, g.Cout, g.Cin, 1.0, xa + xoff, g.Cin, d->Wp + (dy * g.k + dx) * CC, g.Cout, 1.0, ya + yoff, g.Cout);
-        flops += 2.0 * mrows * CC;
-      }
+  /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
+  if (g.alg == NN_CONV_WINOGRAD) {
+    PetscScalar *pattern = d->work; /* the first pixel's values, copied to the others */
+    for (PetscInt s = 0; s < n; s++) {
+      if (g.bias) PetscCall(PetscArraycpy(pattern + s * g.Cout, b, g.Cout));
+      else PetscCall(PetscArrayzero(pattern + s * g.Cout, g.Cout));
+    }
+    PetscCall(PetscArrayzero(pattern + n * g.Cout, (g.nb - n) * g.Cout));
+    for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArraycpy(ya + q * g.nb * g.Cout, pattern, g.nb * g.Cout));
+  } else if (n < g.nb)
+    for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArrayzero(ya + (q * g.nb + n) * g.Cout, (g.nb - n) * g.Cout));
+  pass.x  = xa;
+  pass.y  = ya;
+  pass.dy = NULL;
+  pass.dx = NULL;
+  pass.dW = NULL;
+  pass.db = NULL;
+  pass.Wp = d->Wp;
+  pass.U  = d->U;
+  PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(d->xl, &xa));
-  PetscCall(PetscLogFlops(flops));
+  PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBackwardVec_Conv2d(NNLayer l, PetscInt n PETSC_UNUSED, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
   NNLayer_Conv      *d = (NNLayer_Conv *)l->data;
-  ConvGeom           g;
+  NNConvGeom         g = d->g;
+  NNConvPass         pass;
   const PetscScalar *xa, *dya;
-  PetscScalar       *dxa = NULL, *gW = d->g, *gb;
-  PetscInt           CC, KK, ox0, ox1, xoff, yoff;
+  PetscScalar       *dxa = NULL;
   PetscMPIInt        cnt;
-  PetscLogDouble     flops = 0;
+  PetscLogDouble     flops, wflops = 0;
 
   PetscFunctionBegin;
-  PetscCall(NNConvGeometry(l, &g));
-  CC = g.Cin * g.Cout;
-  KK = g.k * g.k;
-  gb = d->g + g.Cout * g.Cin * KK;
-  PetscCall(PetscArrayzero(d->dWp, KK * CC));
-  PetscCall(PetscArrayzero(d->g, l->nparam));
+  PetscCall(NNConvCheckReady(l));
+  g.ns = n;
+  PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
+  if (g.alg == NN_CONV_WINOGRAD) PetscCall(PetscArrayzero(d->dU, NNConvWinogradTransformedSize(&g)));
+  PetscCall(PetscArrayzero(d->grad, l->nparam));
   PetscCall(VecGetArrayRead(d->xl, &xa)); /* the halo-exchanged input of the forward pass */
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) {
     PetscCall(VecZeroEntries(d->dxl));
     PetscCall(VecGetArray(d->dxl, &dxa));
   }
-  for (PetscInt oy = g.ys; oy < g.ys + g.ym; oy++)
-    for (PetscInt ky = 0; ky < g.k; ky++)
-      for (PetscInt kx = 0; kx < g.k; kx++) {
-        PetscInt mrows, t = ky * g.k + kx;
-        if (!ConvBlock(&g, oy, ky, kx, &ox0, &ox1, &xoff, &yoff)) continue;
-        mrows = (ox1 - ox0) * g.nb;
-        if (dx) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, mrows, g.Cin, g.Cout, 1.0, dya + yoff, g.Cout, d->Wp + t * CC, g.Cout, 1.0, dxa + xoff, g.Cin);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.Cin, g.Cout, mrows, 1.0, xa + xoff, g.Cin, dya + yoff, g.Cout, 1.0, d->dWp + t * CC, g.Cout);
-        flops += 2.0 * mrows * CC * (dx ? 2 : 1);
-      }
-  if (d->bias)
-    for (PetscInt i = 0; i < g.xm * g.ym * g.nb; i++)
-      for (PetscInt o = 0; o < g.Cout; o++) gb[o] += dya[i * g.Cout + o];
-  for (PetscInt o = 0; o < g.Cout; o++)
-    for (PetscInt c = 0; c < g.Cin; c++)
-      for (PetscInt t = 0; t < KK; t++) gW[(o * g.Cin + c) * KK + t] = d->dWp[t * CC + c * g.Cout + o];
+  pass.x  = xa;
+  pass.y  = NULL;
+  pass.dy = dya;
+  pass.dx = dxa;
+  pass.dW = g.alg == NN_CONV_WINOGRAD ? d->dU : d->dWp;
+  pass.db = g.bias && g.alg == NN_CONV_WINOGRAD ? d->grad + g.Cout * g.K : NULL; /* im2col: the last row of dWp */
+  pass.Wp = d->Wp; /* packed (and transformed) by the forward pass */
+  pass.U  = d->U;
+  PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
+  if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeightGradient(&g, d->dU, d->dWp, d->wwork, &wflops));
+  for (PetscInt grp = 0; grp < g.G; grp++)
+    for (PetscInt o = 0; o < g.Og; o++) {
+      for (PetscInt c = 0; c < g.Cg; c++)
+        for (PetscInt t = 0; t < g.ntap; t++) d->grad[((grp * g.Og + o) * g.Cg + c) * g.ntap + t] = d->dWp[(grp * g.Ka + t * g.Cg + c) * g.Og + o];
+      if (g.bias && g.alg == NN_CONV_IM2COL) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
+    }
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(d->xl, &xa));
   /* this layer's parameter gradient, summed over the ranks that hold pieces of the samples */
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->g, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
-  for (PetscInt i = 0; i < l->nparam; i++) l->dtheta[i] += d->g[i];
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
+  for (PetscInt i = 0; i < l->nparam; i++) l->dtheta[i] += d->grad[i];
   if (dx) {
     PetscCall(VecRestoreArray(d->dxl, &dxa));
     PetscCall(VecZeroEntries(dx));
     PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
     PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
   }
-  PetscCall(PetscLogFlops(flops));
+  PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Conv2d(NNLayer l, PetscOptionItems *PetscOptionsObject)
+/* an option of 1 or nd values in PyTorch order ((depth,) height, width) into v[] in x, y, z order */
+static PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt v[3])
+{
+  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+  PetscInt      a[3], b[4], n = d->nd, m = 4;
+  PetscBool     set;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < d->nd; i++) a[i] = v[d->nd - 1 - i];
+  PetscCall(PetscOptionsIntArray(opt, text, man, a, &n, &set));
+  if (!set) PetscFunctionReturn(0);
+  /* PetscOptionsIntArray() reads at most nd values: count them all to refuse extra ones */
+  PetscCall(PetscOptionsGetIntArray(((PetscObject)l)->options, ((PetscObject)l)->prefix, opt, b, &m, NULL));
+  n = PetscMax(n, m);
+  if (n != 1 && n != d->nd) { /* reported by set up: an error inside the options block would leak it */
+    PetscCall(PetscStrncpy(d->badopt, opt + 1, sizeof(d->badopt)));
+    d->badcount = n;
+    PetscFunctionReturn(0);
+  }
+  for (PetscInt i = 0; i < d->nd; i++) v[i] = n == 1 ? a[0] : a[d->nd - 1 - i];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "Conv2d layer options");
+  d->badcount = 0;
+  PetscOptionsHeadBegin(PetscOptionsObject, d->nd == 2 ? "Conv2d layer options" : "Conv3d layer options");
   PetscCall(PetscOptionsInt("-filters", "Number of output channels", "NNLayerConvSetFilters", d->filters, &d->filters, NULL));
-  PetscCall(PetscOptionsInt("-kernel", "Kernel size (square)", "NNLayerConvSetKernelSize", d->k, &d->k, NULL));
-  PetscCall(PetscOptionsInt("-stride", "Stride (only 1 for now)", "NNLayerConvSetStride", d->stride, &d->stride, NULL));
-  PetscCall(PetscOptionsInt("-padding", "Zero padding on each side (default kernel/2)", "NNLayerConvSetPadding", d->pad, &d->pad, NULL));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-padding", "Zero padding on each side, one value or one per axis (default dilation*(kernel/2); -1: default)", "NNLayerConvSetPadding", d->pad));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil));
+  PetscCall(PetscOptionsInt("-groups", "Groups: in/groups input channels feed out/groups filters", "NNLayerConvSetGroups", d->groups, &d->groups, NULL));
   PetscCall(PetscOptionsBool("-bias", "Add a bias", "NNLayerConvSetBias", d->bias, &d->bias, NULL));
-  PetscCall(PetscOptionsBool("-periodic", "Periodic padding (wrap around) instead of zeros", "NNLayerConvSetPeriodic", d->periodic, &d->periodic, NULL));
+  PetscCall(PetscOptionsBool("-periodic", "Periodic padding (wrap around) instead of zeros: stride 1, odd kernel, padding dilation*(kernel-1)/2", "NNLayerConvSetPeriodic", d->periodic, &d->periodic, NULL));
+  PetscCall(PetscOptionsInt("-threads", "Threads splitting the pixels or batch slots (0: OpenBLAS's thread count; 1: OpenBLAS threads each GEMM)", "", d->threads, &d->threads, NULL));
+  PetscCall(PetscOptionsInt("-winograd", "Winograd output tile per axis (-1: automatic, 0: im2col + GEMM)", "", d->winograd, &d->winograd, NULL));
+  PetscCall(PetscOptionsInt("-tile_rows", "Rows (pixels or tiles times batch slots) of a GEMM block (0: automatic)", "", d->tilerows, &d->tilerows, NULL));
   PetscOptionsHeadEnd();
   l->setupcalled = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerView_Conv2d(NNLayer l, PetscViewer v)
+static PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+  char          k[64], s[64], p[64], dl[64];
+  PetscInt      pad[3];
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " filters, kernel %" PetscInt_FMT ", stride %" PetscInt_FMT ", %s padding %" PetscInt_FMT ", bias %s, halo %" PetscInt_FMT "\n", d->filters, d->k, d->stride, d->periodic ? "periodic" : "zero", d->p, d->bias ? "yes" : "no", d->halo));
+  for (PetscInt a = 0; a < 3; a++) pad[a] = d->pad[a] < 0 ? d->dil[a] * (d->k[a] / 2) : d->pad[a];
+  PetscCall(NNConvTupleString(d->nd, d->k, sizeof(k), k));
+  PetscCall(NNConvTupleString(d->nd, d->s, sizeof(s), s));
+  PetscCall(NNConvTupleString(d->nd, pad, sizeof(p), p));
+  PetscCall(NNConvTupleString(d->nd, d->dil, sizeof(dl), dl));
+  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " filters, kernel %s, stride %s, %s padding %s, dilation %s, groups %" PetscInt_FMT ", bias %s\n", d->filters, k, s, d->periodic ? "periodic" : "zero", p, dl, d->groups, d->bias ? "yes" : "no"));
+  if (d->daout && d->g.alg == NN_CONV_WINOGRAD) {
+    PetscInt mt[3], rt[3];
+    for (PetscInt a = 0; a < 3; a++) {
+      mt[a] = d->g.w.m[a];
+      rt[a] = d->g.w.r[a];
+    }
+    PetscCall(NNConvTupleString(d->nd, mt, sizeof(k), k));
+    PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
+    PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
+  } else if (d->daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
   PetscFunctionReturn(0);
 }
 
 #define NN_CONV_SETTER(Name, T, field) \
-  static PetscErrorCode NNLayerConvSet##Name##_Conv2d(NNLayer l, T v) \
+  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, T v) \
   { \
     PetscFunctionBegin; \
     ((NNLayer_Conv *)l->data)->field = v; \
     l->setupcalled                   = PETSC_FALSE; \
     PetscFunctionReturn(0); \
   }
+#define NN_CONV_SETTER_AXES(Name, field) \
+  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, PetscInt v) \
+  { \
+    PetscFunctionBegin; \
+    for (PetscInt a = 0; a < 3; a++) ((NNLayer_Conv *)l->data)->field[a] = v; \
+    l->setupcalled = PETSC_FALSE; \
+    PetscFunctionReturn(0); \
+  }
 NN_CONV_SETTER(Filters, PetscInt, filters)
-NN_CONV_SETTER(KernelSize, PetscInt, k)
-NN_CONV_SETTER(Stride, PetscInt, stride)
-NN_CONV_SETTER(Padding, PetscInt, pad)
+NN_CONV_SETTER(Groups, PetscInt, groups)
 NN_CONV_SETTER(Bias, PetscBool, bias)
 NN_CONV_SETTER(Periodic, PetscBool, periodic)
+NN_CONV_SETTER_AXES(KernelSize, k)
+NN_CONV_SETTER_AXES(Stride, s)
+NN_CONV_SETTER_AXES(Padding, pad)
+NN_CONV_SETTER_AXES(Dilation, dil)
 
-static const char *const NNConvSetterNames[] = {"NNLayerConvSetFilters_C", "NNLayerConvSetKernelSize_C", "NNLayerConvSetStride_C", "NNLayerConvSetPadding_C", "NNLayerConvSetBias_C", "NNLayerConvSetPeriodic_C"};
+static const char *const NNConvSetterNames[] = {"NNLayerConvSetFilters_C", "NNLayerConvSetKernelSize_C", "NNLayerConvSetStride_C", "NNLayerConvSetPadding_C", "NNLayerConvSetBias_C", "NNLayerConvSetPeriodic_C", "NNLayerConvSetDilation_C", "NNLayerConvSetGroups_C"};
 
-static PetscErrorCode NNLayerDestroy_Conv2d(NNLayer l)
+static PetscErrorCode NNLayerDestroy_Conv(NNLayer l)
 {
   PetscFunctionBegin;
   for (size_t i = 0; i < sizeof(NNConvSetterNames) / sizeof(NNConvSetterNames[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[i], NULL));
   PetscCall(PetscFree(l->data));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
+{
+  NNLayer_Conv *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->nd       = nd;
+  d->groups   = 1;
+  d->winograd = -1;
+  for (PetscInt a = 0; a < 3; a++) {
+    d->k[a]   = 3;
+    d->s[a]   = 1;
+    d->pad[a] = -1;
+    d->dil[a] = 1;
+  }
+  d->bias                 = PETSC_TRUE;
+  l->data                 = d;
+  l->ops->setup           = NNLayerSetUp_Conv;
+  l->ops->initialize      = NNLayerInitialize_Conv;
+  l->ops->forwardvec      = NNLayerForwardVec_Conv;
+  l->ops->backwardvec     = NNLayerBackwardVec_Conv;
+  l->ops->createoutputvec = NNLayerCreateOutputVec_Conv;
+  l->ops->setfromoptions  = NNLayerSetFromOptions_Conv;
+  l->ops->view            = NNLayerView_Conv;
+  l->ops->reset           = NNLayerReset_Conv;
+  l->ops->destroy         = NNLayerDestroy_Conv;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[0], NNLayerConvSetFilters_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[1], NNLayerConvSetKernelSize_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[2], NNLayerConvSetStride_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[3], NNLayerConvSetPadding_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[4], NNLayerConvSetBias_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[5], NNLayerConvSetPeriodic_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[6], NNLayerConvSetDilation_Conv));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[7], NNLayerConvSetGroups_Conv));
   PetscFunctionReturn(0);
 }
 
@@ -332,43 +513,115 @@ static PetscErrorCode NNLayerDestroy_Conv2d(NNLayer l)
 
    Options Database Keys:
 +  -<prefix>filters <n> - output channels (required)
-.  -<prefix>kernel <k> - kernel size (default 3)
-.  -<prefix>stride <s> - stride (only 1 for now)
-.  -<prefix>padding <p> - zero padding on each side (default k/2)
+.  -<prefix>kernel <k[,k]> - kernel size, one value or (height,width) (default 3)
+.  -<prefix>stride <s[,s]> - stride (default 1)
+.  -<prefix>padding <p[,p]> - zero padding on each side (default dilation*(kernel/2): "same" for odd kernels)
+.  -<prefix>dilation <d[,d]> - spacing of the kernel taps (default 1)
+.  -<prefix>groups <g> - groups; must divide the input channels and the filters (default 1)
 .  -<prefix>bias <bool> - add a bias (default true)
--  -<prefix>periodic <bool> - periodic padding (odd k, padding (k-1)/2)
+.  -<prefix>periodic <bool> - periodic padding: needs stride 1, odd kernels and padding dilation*(kernel-1)/2
+.  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM; m > 0 needs stride 1 and dilation 1
+.  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
+-  -<prefix>tile_rows <r> - rows (pixels or tiles times batch slots) of a GEMM block (default chosen by the algorithm)
 
-   Parameters: weight [filters, in, k, k], bias [filters]. The input must be spatial (to_spatial first).
+   Notes:
+   Parameters are weight [filters, in/groups, kh, kw] and bias [filters], as in PyTorch. The input
+   must be spatial (a to_spatial layer first); the output has PyTorch's size
+   floor((in + 2 padding - dilation (kernel - 1) - 1) / stride) + 1 along each axis.
+
+   Stride 1 and dilation 1 with at least 16 input channels per group use Winograd minimal filtering
+   (F(4x4,5x5) for 5x5 kernels, F(6x6,3x3) for 3x3; accurate to about 1e-14 relative), everything else
+   im2col + GEMM with GEMM depth in/groups*kh*kw. -log_view counts the flops done; -nn_view shows the
+   algorithm. The input gradient is not computed for the first layer with parameters (dx = NULL).
 
    Level: beginner
 
-.seealso: `NNLAYERTOSPATIAL`, `NNLAYERSPATIALFLATTEN`, `NNLayerConvSetFilters()`
+.seealso: `NNLAYERCONV3D`, `NNLAYERTOSPATIAL`, `NNLAYERSPATIALFLATTEN`, `NNLayerConvSetFilters()`, `NNLayerConvSetDilation()`, `NNLayerConvSetGroups()`
 M*/
 PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer l)
 {
-  NNLayer_Conv *d;
-
   PetscFunctionBegin;
-  PetscCall(PetscNew(&d));
-  d->k                    = 3;
-  d->stride               = 1;
-  d->pad                  = -1;
-  d->bias                 = PETSC_TRUE;
-  l->data                 = d;
-  l->ops->setup           = NNLayerSetUp_Conv2d;
-  l->ops->initialize      = NNLayerInitialize_Conv2d;
-  l->ops->forwardvec      = NNLayerForwardVec_Conv2d;
-  l->ops->backwardvec     = NNLayerBackwardVec_Conv2d;
-  l->ops->createoutputvec = NNLayerCreateOutputVec_Conv2d;
-  l->ops->setfromoptions  = NNLayerSetFromOptions_Conv2d;
-  l->ops->view            = NNLayerView_Conv2d;
-  l->ops->reset           = NNLayerReset_Conv2d;
-  l->ops->destroy         = NNLayerDestroy_Conv2d;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[0], NNLayerConvSetFilters_Conv2d));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[1], NNLayerConvSetKernelSize_Conv2d));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[2], NNLayerConvSetStride_Conv2d));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[3], NNLayerConvSetPadding_Conv2d));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[4], NNLayerConvSetBias_Conv2d));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[5], NNLayerConvSetPeriodic_Conv2d));
+  PetscCall(NNLayerCreate_Conv(l, 2));
+  PetscFunctionReturn(0);
+}
+
+/*MC
+   NNLAYERCONV3D - "conv3d": 3-d convolution (torch.nn.Conv3d) on a 3-d spatial DMDA activation
+
+   Options Database Keys:
++  -<prefix>filters <n> - output channels (required)
+.  -<prefix>kernel <k[,k,k]> - kernel size, one value or (depth,height,width) (default 3)
+.  -<prefix>stride <s[,s,s]> - stride (default 1)
+.  -<prefix>padding <p[,p,p]> - zero padding on each side (default dilation*(kernel/2))
+.  -<prefix>dilation <d[,d,d]> - spacing of the kernel taps (default 1)
+.  -<prefix>groups <g> - groups (default 1)
+.  -<prefix>bias <bool> - add a bias (default true)
+.  -<prefix>periodic <bool> - periodic padding: needs stride 1, odd kernels and padding dilation*(kernel-1)/2
+.  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM
+.  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
+-  -<prefix>tile_rows <r> - rows of a GEMM block
+
+   Notes:
+   Parameters are weight [filters, in/groups, kd, kh, kw] and bias [filters], as in PyTorch; samples
+   are (C,D,H,W) on a 3-d DMDA (x = W, y = H, z = D). The implementation is conv2d's (Winograd
+   F(2x2x2,3x3x3) for 3x3x3 kernels with at least 16 input channels per group).
+
+   Level: beginner
+
+.seealso: `NNLAYERCONV2D`, `NNLAYERTOSPATIAL`
+M*/
+PETSC_INTERN PetscErrorCode NNLayerCreate_Conv3d(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerCreate_Conv(l, 3));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetDilation - sets the dilation (spacing of the kernel taps, default 1) of a convolution layer, on every axis
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  dilation - the dilation
+
+   Options Database Key:
+.  -<prefix>dilation <d> - dilation (one value or one per axis)
+
+   Level: intermediate
+
+.seealso: `NNLAYERCONV2D`, `NNLAYERCONV3D`, `NNLayerConvSetPadding()`
+@*/
+PetscErrorCode NNLayerConvSetDilation(NNLayer l, PetscInt dilation)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetDilation_C", (NNLayer, PetscInt), (l, dilation));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerConvSetGroups - sets the number of groups (default 1) of a convolution layer: input channel
+   group g feeds only filter group g
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer
+-  groups - the number of groups; it must divide the input channels and the filters
+
+   Options Database Key:
+.  -<prefix>groups <g> - groups
+
+   Level: intermediate
+
+.seealso: `NNLAYERCONV2D`, `NNLAYERCONV3D`, `NNLayerConvSetFilters()`
+@*/
+PetscErrorCode NNLayerConvSetGroups(NNLayer l, PetscInt groups)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerConvSetGroups_C", (NNLayer, PetscInt), (l, groups));
   PetscFunctionReturn(0);
 }

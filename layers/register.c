@@ -13,6 +13,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Residual(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Conv3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_MaxPool3d(NNLayer);
@@ -49,6 +50,7 @@ PetscErrorCode NNLayerRegisterAll(void)
   PetscCall(NNLayerRegister(NNLAYERRESIDUAL, NNLayerCreate_Residual));
   PetscCall(NNLayerRegister(NNLAYERTOSPATIAL, NNLayerCreate_ToSpatial));
   PetscCall(NNLayerRegister(NNLAYERCONV2D, NNLayerCreate_Conv2d));
+  PetscCall(NNLayerRegister(NNLAYERCONV3D, NNLayerCreate_Conv3d));
   PetscCall(NNLayerRegister(NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten));
   PetscCall(NNLayerRegister(NNLAYERMAXPOOL2D, NNLayerCreate_MaxPool2d));
   PetscCall(NNLayerRegister(NNLAYERMAXPOOL3D, NNLayerCreate_MaxPool3d));

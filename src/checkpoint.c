@@ -518,7 +518,7 @@ static void NNBatchDims(PetscInt n, const NNShape *s, PetscInt *nd, PetscInt d[]
   *nd = s->ndim + 1;
 }
 
-static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt n, PetscReal loss, Vec x, Vec t, Vec dx)
+static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt n, PetscReal loss, Vec x, Vec t, Vec y, Vec dx)
 {
   NNAtomicFile       a;
   PetscErrorCode     ierr = 0;
@@ -539,7 +539,7 @@ static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt 
   fid = a.fid;
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(t, &ta));
-  PetscCall(VecGetArrayRead(net->act[net->nlayers], &ya));
+  PetscCall(VecGetArrayRead(y, &ya));
   PetscCall(VecGetArrayRead(dx, &dxa));
   PetscCall(VecGetArrayRead(net->dtheta, &g));
   c.fid    = fid;
@@ -559,7 +559,7 @@ static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt 
   if (!ierr) ierr = NNVisitTensors(net, NNSaveGradientTensor, &c);
   PetscCall(VecRestoreArrayRead(net->dtheta, &g));
   PetscCall(VecRestoreArrayRead(dx, &dxa));
-  PetscCall(VecRestoreArrayRead(net->act[net->nlayers], &ya));
+  PetscCall(VecRestoreArrayRead(y, &ya));
   PetscCall(VecRestoreArrayRead(t, &ta));
   PetscCall(VecRestoreArrayRead(x, &xa));
   if (!ierr) ierr = NNAtomicCommit(&a, file, "gradient file");
@@ -599,7 +599,8 @@ PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec
   PetscMPIInt    rank;
   PetscErrorCode ierr = 0;
   PetscReal      loss;
-  Vec            dx;
+  Vec            dx, y, yseq = NULL;
+  DM             dmy;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -612,11 +613,30 @@ PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec
   PetscCall(VecDuplicate(x, &dx));
   PetscCall(NNLossGradient(net, n, x, t, &loss, dx));
   PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
+  y = net->act[net->nlayers];
+  PetscCall(VecGetDM(y, &dmy));
+  if (dmy) { /* a spatial output: gather the samples in PyTorch order on every rank */
+    NNShape            out;
+    const PetscScalar *ya;
+    PetscScalar       *ys;
+    PetscMPIInt        cnt;
+    PetscCall(NNGetOutputShape(net, &out));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, n * NNShapeSize(&out), &yseq));
+    PetscCall(VecGetArrayRead(y, &ya));
+    PetscCall(VecGetArray(yseq, &ys));
+    PetscCall(NNSpatialCopy(dmy, net->nbatch, &out, n, ys, (PetscScalar *)ya, PETSC_FALSE));
+    PetscCall(PetscMPIIntCast(n * NNShapeSize(&out), &cnt));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ys, cnt, MPIU_SCALAR, MPIU_SUM, comm));
+    PetscCall(VecRestoreArray(yseq, &ys));
+    PetscCall(VecRestoreArrayRead(y, &ya));
+    y = yseq;
+  }
   if (rank == 0) {
     PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-    ierr = NNSaveGradients_Rank0(net, file, n, loss, x, t, dx);
+    ierr = NNSaveGradients_Rank0(net, file, n, loss, x, t, y, dx);
     PetscCall(NNH5SilenceErrors(PETSC_FALSE));
   }
+  PetscCall(VecDestroy(&yseq));
   PetscCall(VecDestroy(&dx));
   PetscCallMPI(MPI_Bcast(&ierr, 1, MPI_INT, 0, comm));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));

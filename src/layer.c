@@ -249,6 +249,7 @@ PetscErrorCode NNLayerAddTensor(NNLayer l, const char name[], NNTensorKind kind,
 
   PetscFunctionBegin;
   PetscCheck(l->ntensors < NN_MAX_TENSORS, PETSC_COMM_SELF, PETSC_ERR_SUP, "A layer has at most %d tensors", NN_MAX_TENSORS);
+  PetscCheck(ndim >= 0 && ndim <= NN_MAX_TENSOR_DIM, PETSC_COMM_SELF, PETSC_ERR_SUP, "Tensor %s of layer %s has %" PetscInt_FMT " dimensions; at most %d are supported", name, ((PetscObject)l)->name, ndim, NN_MAX_TENSOR_DIM);
   t = &l->tensors[l->ntensors++];
   PetscCall(PetscMemzero(t, sizeof(*t)));
   PetscCall(PetscStrncpy(t->name, name, sizeof(t->name)));

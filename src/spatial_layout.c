@@ -111,6 +111,12 @@ PetscErrorCode NNSpatialCreateWindowDMs(NNLayer l, DM dain, const NNSpatialWindo
       SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s): rank %" PetscInt_FMT " along %s gets no output pixels (input %" PetscInt_FMT ", output %" PetscInt_FMT " pixels over %" PetscInt_FMT " ranks); use at most %" PetscInt_FMT " ranks along %s or -da_processors/-da_ownership_ranges options that leave every rank a window centre", ((PetscObject)l)->name, ((PetscObject)l)->type_name, empty, axis[a], M[a], No[a], nr[a], No[a], axis[a]);
     }
   }
+  for (PetscInt a = 0; a < dim; a++) /* PETSc's DMDA needs every rank's piece at least as wide as the halo */
+    for (PetscInt i = 0; i < nr[a]; i++)
+      if (li[a][i] < *halo) {
+        for (PetscInt b = 0; b < dim; b++) PetscCall(PetscFree(lo[b]));
+        SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs a halo of %" PetscInt_FMT " pixels but rank %" PetscInt_FMT " along %s holds only %" PetscInt_FMT " of the %" PetscInt_FMT " input pixels; use fewer ranks along %s (at most %" PetscInt_FMT ")", ((PetscObject)l)->name, ((PetscObject)l)->type_name, *halo, i, axis[a], li[a][i], M[a], axis[a], PetscMax(1, M[a] / PetscMax(1, *halo)));
+      }
   if (dim == 2) {
     PetscCall(DMDACreate2d(comm, bt, bt, DMDA_STENCIL_BOX, M[0], M[1], nr[0], nr[1], dof, *halo, li[0], li[1], dahalo));
     PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, No[0], No[1], nr[0], nr[1], dofout, 0, lo[0], lo[1], daout));

@@ -27,12 +27,14 @@ typedef enum {
   NN_TENSOR_BUFFER /* state such as running statistics: lives in the network's buffer Vec */
 } NNTensorKind;
 
+#define NN_MAX_TENSOR_DIM 6 /* conv3d weights are [out, in/groups, kd, kh, kw] */
+
 /* One named tensor of a layer (a state_dict entry such as "weight" with PyTorch shape). */
 typedef struct {
   char         name[64];
   NNTensorKind kind;
   PetscInt     ndim;
-  PetscInt     dim[NN_MAX_DIM];
+  PetscInt     dim[NN_MAX_TENSOR_DIM];
   PetscInt     size;
   PetscInt     offset; /* within the layer's slice of the parameter (or buffer) array */
 } NNTensor;

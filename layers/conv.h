@@ -1,0 +1,88 @@
+/*
+   Private to the convolution layers: layers/conv.c (the layer types), layers/conv_run.c (threads),
+   layers/conv_im2col.c and layers/conv_winograd.c (the two algorithms).
+*/
+#pragma once
+
+#include <petnn/private/nnimpl.h>
+
+#define NN_CONV_MAX_THREADS 64
+
+typedef enum {
+  NN_CONV_IM2COL,  /* im2col + GEMM of depth ntap*Cg on tiles of output pixels */
+  NN_CONV_WINOGRAD /* Winograd minimal filtering F(m, r) per axis: GEMMs of depth Cg per transformed position */
+} NNConvAlgorithm;
+
+/* Winograd F(m,r) along each axis (x, y, z): output tiles of m, input tiles of n = m + r - 1 */
+typedef struct {
+  PetscInt     m[3], n[3], r[3];
+  PetscInt     mt, nt, npos;         /* m_x m_y m_z, r_x r_y r_z, n_x n_y n_z */
+  PetscInt     tc[3], ntiles;        /* tiles along each axis of the owned outputs, and their product */
+  PetscScalar *AT[3], *A[3];         /* output transform m x n and its transpose n x m (row-major) */
+  PetscScalar *G[3], *GT[3];         /* weight transform n x r and its transpose r x n */
+  PetscScalar *BT[3], *B[3];         /* input transform n x n and its transpose */
+  PetscInt     tiles;                /* tiles per block (of tiles x slots rows) */
+  PetscInt     chunk;                /* entries of a pixel vector transformed at a time */
+} NNConvWinograd;
+
+/* geometry of one rank's part of a convolution, axes in x, y, z order (2-d: z has extent 1) */
+typedef struct {
+  PetscInt        os[3], om[3];             /* owned output corner and extent */
+  PetscInt        gs[3], gm[3];             /* ghost corner and extent of the halo (local) input array */
+  PetscInt        N[3];                     /* input grid */
+  PetscInt        k[3], s[3], p[3], dil[3]; /* kernel, stride, padding, dilation */
+  PetscBool       periodic;                 /* taps outside the grid read the periodic halo instead of zeros */
+  PetscInt        nb;                       /* batch capacity: a pixel holds nb*Cin (input) or nb*Cout (output) values */
+  PetscInt        ns;                       /* batch slots processed (the n of the pass) */
+  PetscInt        Cin, Cout, G, Cg, Og;     /* channels, groups, channels per group */
+  PetscInt        ntap, K;                  /* taps of the kernel, im2col GEMM depth ntap*Cg */
+  PetscBool       bias;
+  PetscInt        Ka;                       /* K + 1 with a bias: a column of ones in A carries it (a row of Wp) */
+  PetscInt        npix;                     /* owned output pixels om[0]*om[1]*om[2] */
+  PetscInt        rows;                     /* target rows (pixels or tiles times slots) of a GEMM block */
+  NNConvAlgorithm alg;
+  NNConvWinograd  w;                        /* alg == NN_CONV_WINOGRAD */
+} NNConvGeom;
+
+/* what one pass computes */
+typedef struct {
+  const PetscScalar *x;   /* ghosted input (forward and backward) */
+  PetscScalar       *y;   /* forward output (holds the bias or zeros on entry) */
+  const PetscScalar *dy;  /* output gradient */
+  PetscScalar       *dx;  /* ghosted input gradient, added into (NULL: not wanted) */
+  const PetscScalar *Wp;  /* packed weights: group g is a Ka x Og row-major block, rows (tap, channel), then the bias */
+  const PetscScalar *U;   /* Winograd: transformed weights [pos][g][Cg][Og] */
+  PetscScalar       *dW;  /* weight (and bias) gradient accumulator, added into (NULL: not wanted): Wp's layout, or U's (Winograd) */
+  PetscScalar       *db;  /* Winograd: bias gradient, added into (NULL: not wanted) */
+} NNConvPass;
+
+/* one thread's share of a pass */
+typedef struct {
+  const NNConvGeom *g;
+  const NNConvPass *pass;
+  PetscInt          q0, q1;   /* output pixels (im2col) or tiles (Winograd) */
+  PetscInt          s0, s1;   /* batch slots */
+  PetscScalar      *work;     /* the thread's workspace */
+  PetscInt         *iwork;
+  PetscScalar      *dW, *db;  /* the thread's gradient accumulators (added into) */
+  PetscLogDouble    flops;
+} NNConvTask;
+
+/* conv_run.c */
+PETSC_INTERN PetscErrorCode NNConvWorkspaceSize(const NNConvGeom *, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode NNConvRun(const NNConvGeom *, const NNConvPass *, PetscInt, PetscScalar *, PetscInt *, PetscLogDouble *);
+
+/* conv_im2col.c */
+PETSC_INTERN void NNConvIm2colWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
+PETSC_INTERN void NNConvIm2colForward(NNConvTask *);
+PETSC_INTERN void NNConvIm2colBackward(NNConvTask *);
+
+/* conv_winograd.c */
+PETSC_INTERN PetscErrorCode NNConvWinogradSetUp(NNConvGeom *, const PetscInt[3]);
+PETSC_INTERN PetscErrorCode NNConvWinogradDestroy(NNConvGeom *);
+PETSC_INTERN void           NNConvWinogradWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscInt       NNConvWinogradTransformedSize(const NNConvGeom *);
+PETSC_INTERN PetscErrorCode NNConvWinogradWeights(const NNConvGeom *, const PetscScalar *, PetscScalar *, PetscScalar *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode NNConvWinogradWeightGradient(const NNConvGeom *, const PetscScalar *, PetscScalar *, PetscScalar *, PetscLogDouble *);
+PETSC_INTERN void           NNConvWinogradForward(NNConvTask *);
+PETSC_INTERN void           NNConvWinogradBackward(NNConvTask *);
