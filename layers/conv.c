@@ -42,16 +42,13 @@ typedef struct {
   NNConvGeom      g;
   PetscInt        nthreads;
   DM              dahalo, daout;
-  Vec             xl, dxl;               /* ghosted input and input gradient */
+  Vec             xl, dxl;               /* ghosted input and input gradient (NULL: no halo, the global arrays serve) */
   PetscInt        halo;
   PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
   PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
   PetscScalar    *work;
   PetscInt       *iwork;
 } NNLayer_Conv;
-
-/* the most dimensions an NNTensor holds (conv3d's weight needs 5) */
-#define NN_CONV_TENSOR_MAX_DIM ((PetscInt)(sizeof(((NNTensor *)0)->dim) / sizeof(PetscInt)))
 
 static const char *const NNConvAxisName[3] = {"width", "height", "depth"};
 
@@ -70,7 +67,7 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
   MPI_Comm      comm = PetscObjectComm((PetscObject)l);
   const char   *pre  = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
   const char   *name = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
-  PetscInt      nd = d->nd, C, No[3], wdim[5], nwdim, ntap = 1;
+  PetscInt      nd = d->nd, C, No[3], wdim[5], ntap = 1;
   NNShape      *in = &l->inshape;
 
   PetscFunctionBegin;
@@ -107,15 +104,9 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
   wdim[0] = d->filters;
   wdim[1] = C / d->groups;
   for (PetscInt a = 0; a < nd; a++) wdim[2 + a] = d->k[nd - 1 - a];
-  nwdim = nd + 2;
-  if (nwdim > NN_CONV_TENSOR_MAX_DIM) { /* NNTensor cannot hold [out, in, kd, kh, kw]: same data as [out, in, kd, kh*kw] */
-    PetscCall(PetscInfo(l, "Layer %s: tensors have at most %d dimensions; weight declared as [out, in/groups, kd, kh*kw]\n", name, (int)NN_CONV_TENSOR_MAX_DIM));
-    wdim[NN_CONV_TENSOR_MAX_DIM - 1] *= wdim[NN_CONV_TENSOR_MAX_DIM];
-    nwdim = NN_CONV_TENSOR_MAX_DIM;
-  }
   if (nd == 2) PetscCall(NNShapeSet(&l->outshape, 3, (PetscInt[]){d->filters, No[1], No[0]}));
   else PetscCall(NNShapeSet(&l->outshape, 4, (PetscInt[]){d->filters, No[2], No[1], No[0]}));
-  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, nwdim, wdim));
+  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, nd + 2, wdim));
   if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->filters));
   PetscCall(PetscMalloc3(d->filters * (wdim[1] * ntap + 1), &d->Wp, d->filters * (wdim[1] * ntap + 1), &d->dWp, l->nparam, &d->grad));
   PetscFunctionReturn(0);
@@ -208,8 +199,6 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(g));
   PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * d->filters, &d->dahalo, &d->daout, &d->halo));
-  PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
-  PetscCall(VecDuplicate(d->xl, &d->dxl));
   PetscCall(DMCreateGlobalVector(d->daout, y));
 
   PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
@@ -218,6 +207,16 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
   if (d->nd == 2) {
     g->os[2] = g->gs[2] = 0;
     g->om[2] = g->gm[2] = 1;
+  }
+  { /* a halo of nothing (one rank along every axis, zero padding): the input's own array is the ghosted array */
+    PetscInt  xs[3], xm[3];
+    PetscBool same = PETSC_TRUE;
+    PetscCall(DMDAGetCorners(d->dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+    for (PetscInt a = 0; a < d->nd; a++) same = (PetscBool)(same && xs[a] == g->gs[a] && xm[a] == g->gm[a]);
+    if (!same) {
+      PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
+      PetscCall(VecDuplicate(d->xl, &d->dxl));
+    }
   }
   g->ntap = 1;
   for (PetscInt a = 0; a < 3; a++) {
@@ -280,9 +279,11 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
       if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
     }
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
-  PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
-  PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
-  PetscCall(VecGetArrayRead(d->xl, &xa));
+  if (d->xl) {
+    PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
+    PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
+  }
+  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
   if (g.alg == NN_CONV_WINOGRAD) {
@@ -305,12 +306,12 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   pass.U  = d->U;
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   PetscCall(VecRestoreArrayWrite(y, &ya));
-  PetscCall(VecRestoreArrayRead(d->xl, &xa));
+  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, Vec y PETSC_UNUSED, Vec dy, Vec dx)
+static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
   NNLayer_Conv      *d = (NNLayer_Conv *)l->data;
   NNConvGeom         g = d->g;
@@ -326,11 +327,11 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x PETSC
   PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(PetscArrayzero(d->dU, NNConvWinogradTransformedSize(&g)));
   PetscCall(PetscArrayzero(d->grad, l->nparam));
-  PetscCall(VecGetArrayRead(d->xl, &xa)); /* the halo-exchanged input of the forward pass */
+  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa)); /* the halo-exchanged input of the forward pass */
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) {
-    PetscCall(VecZeroEntries(d->dxl));
-    PetscCall(VecGetArray(d->dxl, &dxa));
+    PetscCall(VecZeroEntries(d->dxl ? d->dxl : dx));
+    PetscCall(VecGetArray(d->dxl ? d->dxl : dx, &dxa));
   }
   pass.x  = xa;
   pass.y  = NULL;
@@ -349,17 +350,17 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x PETSC
       if (g.bias && g.alg == NN_CONV_IM2COL) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
     }
   PetscCall(VecRestoreArrayRead(dy, &dya));
-  PetscCall(VecRestoreArrayRead(d->xl, &xa));
+  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
   /* this layer's parameter gradient, summed over the ranks that hold pieces of the samples */
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   for (PetscInt i = 0; i < l->nparam; i++) l->dtheta[i] += d->grad[i];
-  if (dx) {
+  if (dx && d->dxl) {
     PetscCall(VecRestoreArray(d->dxl, &dxa));
     PetscCall(VecZeroEntries(dx));
     PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
     PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
-  }
+  } else if (dx) PetscCall(VecRestoreArray(dx, &dxa));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
