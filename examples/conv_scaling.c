@@ -35,7 +35,7 @@ int main(int argc, char **argv)
   DM             da;
   NN             net;
   Vec            x, t;
-  PetscLogDouble m0, m1, mem, memmax, t0, t1 = 0, tmin = 1e30;
+  PetscLogDouble m0, m1, mpeak, mem[2], memmax[2], t0, t1 = 0, tmin = 1e30;
   PetscReal      L;
   PetscMPIInt    size;
   MPI_Comm       comm;
@@ -87,10 +87,12 @@ int main(int argc, char **argv)
     PetscCall(PetscTime(&t1));
     tmin = PetscMin(tmin, t1 - t0);
   }
-  mem = m1 - m0;
-  PetscCallMPI(MPI_Allreduce(&mem, &memmax, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCall(PetscMallocGetMaximumUsage(&mpeak));
+  mem[0] = m1 - m0;    /* held between passes */
+  mem[1] = mpeak - m0; /* the peak, transient buffers included */
+  PetscCallMPI(MPI_Allreduce(mem, memmax, 2, MPI_DOUBLE, MPI_MAX, comm));
   PetscCall(PetscPrintf(comm, "%d ranks: %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " channels, batch %" PetscInt_FMT ", %" PetscInt_FMT " conv layers: forward+backward %.3f s (fastest of %" PetscInt_FMT "), loss %.6e\n", size, M, M, C, nb, nl, repeat > 0 ? tmin : 0.0, repeat, (double)L));
-  if (memmax > 0) PetscCall(PetscPrintf(comm, "network memory per rank (max over ranks): %.1f MB\n", memmax / 1048576.0));
+  if (memmax[0] > 0) PetscCall(PetscPrintf(comm, "network memory per rank (max over ranks): %.1f MB held, %.1f MB peak\n", memmax[0] / 1048576.0, memmax[1] / 1048576.0));
   else PetscCall(PetscPrintf(comm, "network memory per rank: run with -malloc_debug to measure it\n"));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));

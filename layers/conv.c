@@ -7,7 +7,8 @@
    builds (NNSpatialCreateWindowDMs()):
      - a halo DMDA with the input's grid, dof and ownership ranges and the stencil width this
        decomposition needs (periodic boundaries for periodic padding); its local Vec receives the
-       input through DMGlobalToLocal (the global layouts are identical, so the input Vec is used as is);
+       input through DMGlobalToLocal (the global layouts are identical, so the input Vec is used as is)
+       in each pass, forward and backward, into storage all layers share (src/spatial_scratch.c);
      - an output DMDA whose ranks own the output pixels whose windows are centred in their input.
    The arithmetic runs on the rank's owned outputs, split between threads (layers/conv_run.c), by
    one of two algorithms chosen per layer from its shape (NNConvChooseAlgorithm()):
@@ -42,7 +43,7 @@ typedef struct {
   NNConvGeom      g;
   PetscInt        nthreads;
   DM              dahalo, daout;
-  Vec             xl, dxl;               /* ghosted input and input gradient (NULL: no halo, the global arrays serve) */
+  Vec             xl, dxl;               /* ghosted input and input gradient, storage lent per pass (NULL: no halo, the global arrays serve) */
   PetscInt        halo;
   PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
   PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
@@ -214,8 +215,8 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
     PetscCall(DMDAGetCorners(d->dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
     for (PetscInt a = 0; a < d->nd; a++) same = (PetscBool)(same && xs[a] == g->gs[a] && xm[a] == g->gm[a]);
     if (!same) {
-      PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
-      PetscCall(VecDuplicate(d->xl, &d->dxl));
+      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl));
+      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
     }
   }
   g->ntap = 1;
@@ -258,6 +259,17 @@ static PetscErrorCode NNConvCheckReady(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* the input with its halo in d->xl (lent shared storage slot 0 until NNSpatialHaloVecRestore()); nothing without a halo */
+static PetscErrorCode NNConvExchangeHalo(NNLayer_Conv *d, Vec x)
+{
+  PetscFunctionBegin;
+  if (!d->xl) PetscFunctionReturn(0);
+  PetscCall(NNSpatialHaloVecGet(d->xl, 0));
+  PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
+  PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   NNLayer_Conv      *d = (NNLayer_Conv *)l->data;
@@ -279,10 +291,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
       if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
     }
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
-  if (d->xl) {
-    PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
-    PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
-  }
+  PetscCall(NNConvExchangeHalo(d, x));
   PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
@@ -307,6 +316,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
+  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
@@ -327,9 +337,11 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(PetscArrayzero(d->dU, NNConvWinogradTransformedSize(&g)));
   PetscCall(PetscArrayzero(d->grad, l->nparam));
-  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa)); /* the halo-exchanged input of the forward pass */
+  PetscCall(NNConvExchangeHalo(d, x)); /* again: keeping every layer's ghosted input between the passes costs more memory than an exchange costs time */
+  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) {
+    if (d->dxl) PetscCall(NNSpatialHaloVecGet(d->dxl, 1));
     PetscCall(VecZeroEntries(d->dxl ? d->dxl : dx));
     PetscCall(VecGetArray(d->dxl ? d->dxl : dx, &dxa));
   }
@@ -351,6 +363,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
     }
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
+  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
   /* this layer's parameter gradient, summed over the ranks that hold pieces of the samples */
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
@@ -360,6 +373,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
     PetscCall(VecZeroEntries(dx));
     PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
     PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
+    PetscCall(NNSpatialHaloVecRestore(d->dxl, 1));
   } else if (dx) PetscCall(VecRestoreArray(dx, &dxa));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);

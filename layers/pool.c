@@ -137,8 +137,8 @@ static PetscErrorCode NNLayerCreateOutputVec_Pool(NNLayer l, Vec *y)
   PetscCall(NNLayerReset_Pool(l));
   PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * l->inshape.dim[0], &d->dahalo, &d->daout, &d->halo));
   if (d->halo > 0) {
-    PetscCall(DMCreateLocalVector(d->dahalo, &d->xl));
-    PetscCall(VecDuplicate(d->xl, &d->dxl));
+    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl)); /* storage lent per pass (src/spatial_scratch.c) */
+    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
   }
   PetscCall(NNPoolGeometry(l, &g));
   PetscCall(DMDAGetCorners(dain, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
@@ -365,6 +365,7 @@ static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED,
   PetscFunctionBegin;
   PetscCall(NNPoolGeometry(l, &g));
   if (d->halo > 0) {
+    PetscCall(NNSpatialHaloVecGet(d->xl, 0));
     PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
     PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
     xin = d->xl;
@@ -375,6 +376,7 @@ static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED,
   else PetscCall(NNPoolForwardAvg(&g, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
+  if (d->halo > 0) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
   PetscFunctionReturn(0);
 }
 
@@ -391,6 +393,7 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   PetscCheck(!d->max || d->haveforward, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): run the forward pass before the backward pass (it stores the argmax)", ((PetscObject)l)->name, NNPoolName(l));
   PetscCall(NNPoolGeometry(l, &g));
   dxin = d->halo > 0 ? d->dxl : dx;
+  if (d->halo > 0) PetscCall(NNSpatialHaloVecGet(d->dxl, 1));
   if (!d->tiles) PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
@@ -402,6 +405,7 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
     PetscCall(VecZeroEntries(dx));
     PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
     PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
+    PetscCall(NNSpatialHaloVecRestore(d->dxl, 1));
   }
   PetscFunctionReturn(0);
 }

@@ -112,6 +112,10 @@ PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWi
 PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
 PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
+/* ghosted local Vecs lent shared storage for one pass (src/spatial_scratch.c): slot 0 the input, 1 its gradient */
+PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
 typedef struct {
