@@ -18,6 +18,7 @@
 #include <petscdm.h>
 #include <petscviewer.h>
 #include <petsctao.h>
+#include <petscts.h>
 
 #define PETNN_VERSION_MAJOR 0
 #define PETNN_VERSION_MINOR 1
@@ -74,6 +75,7 @@ typedef const char *NNLayerType;
 #define NNLAYERUPSAMPLE    "upsample"        /* nearest-neighbour upsampling by an integer factor (2-d and 3-d) */
 #define NNLAYERBATCHNORM2D "batchnorm2d"     /* per-channel batch norm over batch and pixels, reduced over ranks */
 #define NNLAYERBATCHNORM3D "batchnorm3d"
+#define NNLAYERODE         "ode"             /* neural ODE block: du/dt = f(u, theta(t), t) on [0,T] by TS/TSAdjoint, f = its inner layers */
 
 PETSC_EXTERN PetscFunctionList NNLayerList;
 PETSC_EXTERN PetscErrorCode    NNLayerRegister(const char[], PetscErrorCode (*)(NNLayer));
@@ -176,6 +178,8 @@ PETSC_EXTERN PetscErrorCode    NNDataGetBatch(NNData, PetscInt, const PetscInt[]
 PETSC_EXTERN PetscErrorCode    NNDataSetMaxSamples(NNData, PetscInt);
 PETSC_EXTERN PetscErrorCode    NNDataIDXSetSplit(NNData, const char[]);
 PETSC_EXTERN PetscErrorCode    NNDataSetFileName(NNData, const char[]);
+PETSC_EXTERN PetscErrorCode    NNDataSetDistribute(NNData, PetscBool);
+PETSC_EXTERN PetscErrorCode    NNDataGetOwnershipRange(NNData, PetscInt *, PetscInt *);
 
 /* ---------------------------------------------------------------- networks */
 PETSC_EXTERN PetscErrorCode NNCreate(MPI_Comm, NN *);
@@ -220,3 +224,105 @@ PETSC_EXTERN PetscErrorCode NNCheckpointLoad(NN, const char[]);
 PETSC_EXTERN PetscErrorCode NNSaveGradients(NN, const char[], PetscInt, Vec, Vec);
 
 PETSC_EXTERN PetscErrorCode NNGradientCheck(NN, PetscInt, Vec, Vec, PetscReal, PetscReal *, PetscReal *);
+
+/* ---------------------------------------------------------------- parallel training, restarts */
+PETSC_EXTERN PetscErrorCode NNSetProcessGrid(NN, PetscInt, PetscInt);                     /* trainers, data groups per trainer */
+PETSC_EXTERN PetscErrorCode NNGetProcessGrid(NN, PetscInt *, PetscInt *, PetscInt *);      /* trainers, data groups, spatial ranks */
+PETSC_EXTERN PetscErrorCode NNGetProcessGridComms(NN, MPI_Comm *, MPI_Comm *, MPI_Comm *); /* trainer, data, spatial */
+PETSC_EXTERN PetscErrorCode NNSetBucketSize(NN, PetscReal);
+PETSC_EXTERN PetscErrorCode NNSetTournament(NN, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode NNGetAllreduceTimes(NN, PetscLogDouble *, PetscLogDouble *);
+PETSC_EXTERN PetscErrorCode NNSetCheckpointInterval(NN, PetscInt, PetscReal);
+PETSC_EXTERN PetscErrorCode NNTrainMonitorSet(NN, PetscErrorCode (*)(NN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **));
+
+/* ---------------------------------------------------------------- layer-parallel time stepping (MGRIT, ts/mgrit*.c)
+   NNMGRIT solves u_{k+1} = Phi_k(u_k), k = 0..N-1, and its discrete adjoint with multigrid reduction in time,
+   the N steps split in contiguous chunks over the ranks of its communicator. */
+typedef struct _p_NNMGRIT *NNMGRIT;
+PETSC_EXTERN PetscClassId NNMGRIT_CLASSID;
+
+typedef enum {
+  NNMGRIT_EXACT,   /* iterate to the tolerances: the serial solution and gradient */
+  NNMGRIT_ONE_SHOT /* a fixed number of iterations per solve, warm-started from the previous solve */
+} NNMGRITMode;
+PETSC_EXTERN const char *const NNMGRITModes[];
+
+typedef enum {
+  NNMGRIT_RELAX_F,  /* F-relaxation */
+  NNMGRIT_RELAX_FCF /* F-, C-, then F-relaxation */
+} NNMGRITRelaxType;
+PETSC_EXTERN const char *const NNMGRITRelaxTypes[];
+
+/* uout = Phi(uin): one step of size dt from t; k is the fine-grid index of the step's first point (coarse
+   steps of level l start at multiples of m^l and have dt = m^l h) */
+typedef PetscErrorCode (*NNMGRITStepFn)(void *ctx, PetscInt level, PetscInt k, PetscReal t, PetscReal dt, Vec uin, Vec uout);
+/* lout = (dPhi/du)^T lin for the step above, linearized at its start state u; with gradient, also ADD
+   (dPhi/dtheta_k)^T lin to the caller's parameter gradient (only level 0 asks for it) */
+typedef PetscErrorCode (*NNMGRITAdjointStepFn)(void *ctx, PetscInt level, PetscInt k, PetscReal t, PetscReal dt, Vec u, Vec lin, Vec lout, PetscBool gradient);
+/* dJdu = the derivative of the objective with respect to the state u_k at t_k, k < N (observations) */
+typedef PetscErrorCode (*NNMGRITForcingFn)(void *ctx, PetscInt k, PetscReal t, Vec u, Vec dJdu);
+/* called before the TS propagator steps from t by dt for fine index k; for an adjoint step that wants the
+   parameter gradient mu is non-NULL: set *mu to the Vec TSAdjoint should add the gradient of step k into */
+typedef PetscErrorCode (*NNMGRITTSHook)(TS ts, PetscInt level, PetscInt k, PetscReal t, PetscReal dt, Vec *mu, void *ctx);
+
+PETSC_EXTERN PetscErrorCode NNMGRITInitializePackage(void);
+PETSC_EXTERN PetscErrorCode NNMGRITCreate(MPI_Comm, NNMGRIT *);
+PETSC_EXTERN PetscErrorCode NNMGRITDestroy(NNMGRIT *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetOptionsPrefix(NNMGRIT, const char[]);
+PETSC_EXTERN PetscErrorCode NNMGRITAppendOptionsPrefix(NNMGRIT, const char[]);
+PETSC_EXTERN PetscErrorCode NNMGRITSetFromOptions(NNMGRIT);
+PETSC_EXTERN PetscErrorCode NNMGRITSetUp(NNMGRIT);
+PETSC_EXTERN PetscErrorCode NNMGRITView(NNMGRIT, PetscViewer);
+PETSC_EXTERN PetscErrorCode NNMGRITSetTimeSpan(NNMGRIT, PetscReal, PetscReal, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITSetStateTemplate(NNMGRIT, Vec);
+PETSC_EXTERN PetscErrorCode NNMGRITSetOwnershipRange(NNMGRIT, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITGetOwnershipRange(NNMGRIT, PetscInt *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetStep(NNMGRIT, NNMGRITStepFn, void *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetAdjointStep(NNMGRIT, NNMGRITAdjointStepFn, void *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetForcing(NNMGRIT, NNMGRITForcingFn, void *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetTS(NNMGRIT, TS, NNMGRITTSHook, void *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetCoarsening(NNMGRIT, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITSetLevels(NNMGRIT, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITGetNumLevels(NNMGRIT, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNMGRITSetRelaxation(NNMGRIT, NNMGRITRelaxType);
+PETSC_EXTERN PetscErrorCode NNMGRITSetTolerances(NNMGRIT, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode NNMGRITSetMaxIterations(NNMGRIT, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITSetMode(NNMGRIT, NNMGRITMode, PetscInt);
+PETSC_EXTERN PetscErrorCode NNMGRITSetWarmStart(NNMGRIT, PetscBool);
+PETSC_EXTERN PetscErrorCode NNMGRITSetMonitor(NNMGRIT, PetscBool);
+PETSC_EXTERN PetscErrorCode NNMGRITSolve(NNMGRIT, Vec);
+PETSC_EXTERN PetscErrorCode NNMGRITAdjointSolve(NNMGRIT, Vec, Vec);
+PETSC_EXTERN PetscErrorCode NNMGRITGetState(NNMGRIT, PetscInt, Vec *);
+PETSC_EXTERN PetscErrorCode NNMGRITGetAdjointState(NNMGRIT, PetscInt, Vec *);
+PETSC_EXTERN PetscErrorCode NNMGRITGetFinalState(NNMGRIT, Vec);
+PETSC_EXTERN PetscErrorCode NNMGRITGetIterationNumber(NNMGRIT, PetscBool, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNMGRITGetResidualNorm(NNMGRIT, PetscBool, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNMGRITGetStepCounts(NNMGRIT, PetscBool, PetscInt, PetscInt[]);
+
+/* ---------------------------------------------------------------- neural-ODE blocks (ts/odeblock*.c) */
+typedef enum {
+  NNODE_PARAMETERS_SHARED,  /* one set of f's parameters for all times */
+  NNODE_PARAMETERS_PER_STEP /* one set per time step (a ResNet written as an ODE), named "<block>.<k>.<layer>.<tensor>" */
+} NNODEParameters;
+PETSC_EXTERN const char *const NNODEParametersTypes[];
+
+typedef enum {
+  NNODE_SCHEME_TS,      /* TSSolve forward, TSAdjointSolve backward */
+  NNODE_SCHEME_DISCRETE /* the residual stack x_{k+1} = x_k + h f(x_k, theta_k, t_k) with hand-written passes (no TS) */
+} NNODEScheme;
+PETSC_EXTERN const char *const NNODESchemes[];
+
+PETSC_EXTERN PetscErrorCode NNLayerODEAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
+PETSC_EXTERN PetscErrorCode NNLayerODESetTime(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerODESetSteps(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerODESetParameters(NNLayer, NNODEParameters);
+PETSC_EXTERN PetscErrorCode NNLayerODESetScheme(NNLayer, NNODEScheme);
+PETSC_EXTERN PetscErrorCode NNLayerODESetCheckpoints(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerODESetTimeInput(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerODESetObservationTimes(NNLayer, PetscInt, const PetscReal[]);
+PETSC_EXTERN PetscErrorCode NNLayerODEGetTS(NNLayer, TS *);
+PETSC_EXTERN PetscErrorCode NNLayerODEGetStorage(NNLayer, PetscInt *, PetscLogDouble *, PetscInt *, PetscLogDouble *);
+PETSC_EXTERN PetscErrorCode NNLayerODEGetTimes(NNLayer, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *);
+/* the learned vector field f outside the block (ts/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
+PETSC_EXTERN PetscErrorCode NNComputeODEField(NN, NNLayer, PetscReal, Vec, Vec);
+PETSC_EXTERN PetscErrorCode NNODERHSFunction(TS, PetscReal, Vec, Vec, void *);

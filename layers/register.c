@@ -23,6 +23,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
 
 static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;
 
@@ -60,6 +61,7 @@ PetscErrorCode NNLayerRegisterAll(void)
   PetscCall(NNLayerRegister(NNLAYERUPSAMPLE, NNLayerCreate_Upsample));
   PetscCall(NNLayerRegister(NNLAYERBATCHNORM2D, NNLayerCreate_BatchNorm2d));
   PetscCall(NNLayerRegister(NNLAYERBATCHNORM3D, NNLayerCreate_BatchNorm3d));
+  PetscCall(NNLayerRegister(NNLAYERODE, NNLayerCreate_ODE));
   PetscFunctionReturn(0);
 }
 

@@ -10,12 +10,16 @@
                                        "momentum_buffer"), shaped like the parameter
      /optimizer/step                   int64 scalar: optimizer steps taken
      /rng/state                        uint64[4]: the network's xoshiro256** state
+     /rng/epoch_state                  uint64[4]: its state before the current epoch's shuffle
      /training/epoch, /training/step   int64 scalars: epochs completed, minibatch steps taken
+     /training/batch                   int64: minibatches done in the current epoch (mid-epoch checkpoints)
+     /training/epoch_loss, /training/epoch_correct  the current epoch's partial sums (monitor output)
 
    Files are written by rank 0 to "<file>.tmp.<pid>", flushed, closed, synced and renamed over
-   <file>, so a crash or a failure leaves the previous checkpoint intact.
+   <file>, so a crash or a failure leaves the previous checkpoint intact. With several trainers
+   (tournament training) each trainer's first rank writes its own "<stem>.trainer<t>.h5".
 */
-#include <petnn/private/nnimpl.h>
+#include "parallel.h"
 #include <hdf5.h>
 #include <errno.h>
 #include <math.h>
@@ -208,10 +212,19 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   v = (int64_t)opt->nsteps;
   PetscCall(NNH5WriteInt64(fid, "optimizer/step", 0, NULL, &v));
   PetscCall(NNH5WriteUInt64(fid, "rng/state", 1, (PetscInt[]){4}, net->rng.s));
+  PetscCall(NNH5WriteUInt64(fid, "rng/epoch_state", 1, (PetscInt[]){4}, net->rng_epoch.s));
   v = (int64_t)net->epoch;
   PetscCall(NNH5WriteInt64(fid, "training/epoch", 0, NULL, &v));
   v = (int64_t)net->step;
   PetscCall(NNH5WriteInt64(fid, "training/step", 0, NULL, &v));
+  v = (int64_t)net->batch;
+  PetscCall(NNH5WriteInt64(fid, "training/batch", 0, NULL, &v));
+  v = (int64_t)net->epoch_correct;
+  PetscCall(NNH5WriteInt64(fid, "training/epoch_correct", 0, NULL, &v));
+  {
+    PetscScalar L = net->epoch_loss;
+    PetscCall(NNH5WriteArray(fid, "training/epoch_loss", 0, NULL, &L));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -259,11 +272,16 @@ static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[])
    /optimizer/<state>/<tensor>  e.g. optimizer/exp_avg/fc1.weight, shaped like the parameter
    /optimizer/step       int64, optimizer steps taken
    /rng/state            uint64[4], the generator state
+   /rng/epoch_state      uint64[4], its state before the current epoch's shuffle
    /training/epoch       int64, epochs completed
    /training/step        int64, minibatch steps taken
+   /training/batch       int64, minibatches done in the current epoch
+   /training/epoch_loss, /training/epoch_correct  partial sums of the current epoch
 .ve
    and the root attribute format = "petnn-checkpoint-1". NNTrain() calls this routine when
-   -nn_checkpoint is given.
+   -nn_checkpoint is given (every -nn_checkpoint_every epochs, -nn_checkpoint_steps steps or
+   -nn_checkpoint_seconds seconds). With several trainers each trainer writes its own file
+   "<stem>.trainer<t>.h5". An error on the writing rank is raised on every rank.
 
    Level: beginner
 
@@ -272,26 +290,29 @@ static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[])
 PetscErrorCode NNCheckpointSave(NN net, const char file[])
 {
   MPI_Comm       comm;
-  PetscMPIInt    rank;
+  PetscMPIInt    rank = 0;
   PetscErrorCode ierr = 0;
+  char           name[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidCharPointer(file, 2);
   PetscCall(NNSetUp(net));
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (net->par) PetscCallMPI(MPI_Comm_rank(net->par->tcomm, &rank)); /* the parameters are the same on every rank of a trainer */
+  else PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(NNParallelFileName(net, file, sizeof(name), name));
   PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
   if (rank == 0) {
     PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-    ierr = NNCheckpointSave_Rank0(net, file);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* raised on every rank below */
+    ierr = NNCheckpointSave_Rank0(net, name);
+    PetscCall(PetscPopErrorHandler());
     PetscCall(NNH5SilenceErrors(PETSC_FALSE));
   }
-  PetscCallMPI(MPI_Bcast(&ierr, 1, MPI_INT, 0, comm));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
-  if (rank == 0) PetscCall(ierr);
-  PetscCheck(!ierr, PETSC_COMM_SELF, ierr, "Writing checkpoint %s failed on rank 0", file);
-  PetscCall(PetscInfo(net, "Saved checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps\n", file, net->epoch, net->step));
+  PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
+  PetscCall(PetscInfo(net, "Saved checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, batch %" PetscInt_FMT "\n", name, net->epoch, net->step, net->batch));
   PetscFunctionReturn(0);
 }
 
@@ -299,8 +320,10 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
 typedef struct {
   hid_t        fid;
   PetscScalar *theta, *buf, *state; /* read into copies: a failed load leaves the network unchanged */
-  /* what was found: [0] optimizer state loaded, [1] nsteps, [2] rng found, [3..6] rng, [7] counters found, [8] epoch, [9] step */
-  int64_t      info[10];
+  /* what was found: [0] optimizer state loaded, [1] nsteps, [2] rng found, [3..6] rng, [7] counters found, [8] epoch, [9] step,
+     [10] position in the epoch found, [11] batch, [12..15] rng at the epoch start, [16] epoch_correct */
+  int64_t      info[17];
+  PetscReal    epoch_loss;
 } NNCheckpointLoadData;
 
 static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckpointLoadData *ld)
@@ -395,6 +418,22 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
     PetscCheck(ld->info[8] >= 0 && ld->info[9] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has negative training counters", file);
     ld->info[7] = 1;
   } else PetscCall(PetscInfo(net, "Checkpoint %s has no training/epoch and training/step: training starts at epoch 0\n", file));
+  PetscCall(NNH5IsDataset(ld->fid, "training/batch", &has));
+  PetscCall(NNH5IsDataset(ld->fid, "rng/epoch_state", &found));
+  if (has && found && ld->info[7]) { /* a checkpoint written during an epoch */
+    PetscCall(NNH5ReadInt64(ld->fid, "training/batch", 0, NULL, &ld->info[11]));
+    PetscCall(NNH5ReadUInt64(ld->fid, "rng/epoch_state", 1, (PetscInt[]){4}, (uint64_t *)&ld->info[12]));
+    PetscCheck(ld->info[11] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has a negative training/batch", file);
+    PetscCall(NNH5IsDataset(ld->fid, "training/epoch_correct", &has));
+    if (has) PetscCall(NNH5ReadInt64(ld->fid, "training/epoch_correct", 0, NULL, &ld->info[16]));
+    PetscCall(NNH5IsDataset(ld->fid, "training/epoch_loss", &has));
+    if (has) {
+      PetscScalar L;
+      PetscCall(NNH5ReadArray(ld->fid, "training/epoch_loss", 0, NULL, &L));
+      ld->epoch_loss = PetscRealPart(L);
+    }
+    ld->info[10] = 1;
+  }
   PetscCall(NNH5Close(&ld->fid));
   PetscFunctionReturn(0);
 }
@@ -438,42 +477,50 @@ static PetscErrorCode NNBcastIntoVec(MPI_Comm comm, PetscMPIInt rank, const Pets
 @*/
 PetscErrorCode NNCheckpointLoad(NN net, const char file[])
 {
-  MPI_Comm             comm;
+  MPI_Comm             comm, tcomm;
   PetscMPIInt          rank;
   PetscErrorCode       ierr = 0;
   NNCheckpointLoadData ld;
   PetscInt             np;
+  char                 name[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidCharPointer(file, 2);
   PetscCall(NNSetUp(net));
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  tcomm = net->par ? net->par->tcomm : comm; /* each trainer reads its own file */
+  PetscCallMPI(MPI_Comm_rank(tcomm, &rank));
+  PetscCall(NNParallelFileName(net, file, sizeof(name), name));
   PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
   PetscCall(PetscMemzero(&ld, sizeof(ld)));
   ld.fid = -1;
   if (rank == 0) {
     PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-    ierr = NNCheckpointRead_Rank0(net, file, &ld);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* raised on every rank below */
+    ierr = NNCheckpointRead_Rank0(net, name, &ld);
+    PetscCall(PetscPopErrorHandler());
     if (ld.fid >= 0) H5Fclose(ld.fid);
     PetscCall(NNH5SilenceErrors(PETSC_FALSE));
   }
-  PetscCallMPI(MPI_Bcast(&ierr, 1, MPI_INT, 0, comm));
-  if (ierr) {
-    PetscCall(PetscFree(ld.theta));
-    PetscCall(PetscFree(ld.buf));
-    PetscCall(PetscFree(ld.state));
-    PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
-    if (rank == 0) PetscCall(ierr);
-    SETERRQ(PETSC_COMM_SELF, ierr, "Reading checkpoint %s failed on rank 0", file);
+  {
+    PetscMPIInt any = ierr ? 1 : 0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm));
+    if (any) { /* the network is left unchanged */
+      PetscCall(PetscFree(ld.theta));
+      PetscCall(PetscFree(ld.buf));
+      PetscCall(PetscFree(ld.state));
+      PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
+      PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
+    }
   }
-  PetscCallMPI(MPI_Bcast(ld.info, 10, MPIU_INT64, 0, comm));
+  PetscCallMPI(MPI_Bcast(ld.info, 17, MPIU_INT64, 0, tcomm));
+  PetscCallMPI(MPI_Bcast(&ld.epoch_loss, 1, MPIU_REAL, 0, tcomm));
   PetscCall(VecGetSize(net->theta, &np));
-  PetscCall(NNBcastIntoVec(comm, rank, ld.theta, net->theta));
-  PetscCall(NNBcastIntoVec(comm, rank, ld.buf, net->buf));
+  PetscCall(NNBcastIntoVec(tcomm, rank, ld.theta, net->theta));
+  PetscCall(NNBcastIntoVec(tcomm, rank, ld.buf, net->buf));
   if (ld.info[0]) {
-    for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(NNBcastIntoVec(comm, rank, ld.state ? ld.state + i * np : NULL, net->opt->state[i]));
+    for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(NNBcastIntoVec(tcomm, rank, ld.state ? ld.state + i * np : NULL, net->opt->state[i]));
     net->opt->nsteps = (PetscInt)ld.info[1];
   } else {
     for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(VecZeroEntries(net->opt->state[i]));
@@ -484,11 +531,20 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
     net->epoch = (PetscInt)ld.info[8];
     net->step  = (PetscInt)ld.info[9];
   }
+  net->batch         = 0;
+  net->epoch_loss    = 0;
+  net->epoch_correct = 0;
+  if (ld.info[10]) { /* continue inside the epoch: its permutation comes from the state at its start */
+    net->batch         = (PetscInt)ld.info[11];
+    net->epoch_correct = (PetscInt)ld.info[16];
+    net->epoch_loss    = ld.epoch_loss;
+    PetscCall(PetscMemcpy(net->rng_epoch.s, &ld.info[12], sizeof(net->rng_epoch.s)));
+  }
   PetscCall(PetscFree(ld.theta));
   PetscCall(PetscFree(ld.buf));
   PetscCall(PetscFree(ld.state));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
-  PetscCall(PetscInfo(net, "Loaded checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, optimizer state %s\n", file, net->epoch, net->step, ld.info[0] ? "restored" : "fresh"));
+  PetscCall(PetscInfo(net, "Loaded checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, batch %" PetscInt_FMT ", optimizer state %s\n", name, net->epoch, net->step, net->batch, ld.info[0] ? "restored" : "fresh"));
   PetscFunctionReturn(0);
 }
 
@@ -626,7 +682,7 @@ PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec
     PetscCall(VecGetArray(yseq, &ys));
     PetscCall(NNSpatialCopy(dmy, net->nbatch, &out, n, ys, (PetscScalar *)ya, PETSC_FALSE));
     PetscCall(PetscMPIIntCast(n * NNShapeSize(&out), &cnt));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ys, cnt, MPIU_SCALAR, MPIU_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ys, cnt, MPIU_SCALAR, MPIU_SUM, NNGetLayerComm(net)));
     PetscCall(VecRestoreArray(yseq, &ys));
     PetscCall(VecRestoreArrayRead(y, &ya));
     y = yseq;

@@ -1,5 +1,15 @@
-/* The NNData interface: data sets that fill minibatches. */
-#include <petnn/private/nnimpl.h>
+/*
+   The NNData interface: data sets that fill minibatches.
+
+   Distributed data sets (the default on more than one rank, -data_distribute): rank r of the data
+   set's communicator reads and keeps only the contiguous rows [N r/P, N (r+1)/P) (IDX files are
+   stream-decompressed and the other rows skipped, binary and HDF5 files read at offsets), so a
+   rank holds 1/P of the data set in memory. NNDataGetBatch() is then collective: every rank
+   says which samples it needs, and one exchange (MPI_Alltoall of the counts, MPI_Alltoallv of
+   the requested row numbers and of the rows) brings them from their owners, like LBANN's data
+   store. Set-up errors (a missing or truncated file on some rank) are raised on every rank.
+*/
+#include "parallel.h"
 
 PetscFunctionList NNDataList = NULL;
 
@@ -43,6 +53,8 @@ PetscErrorCode NNDataCreate(MPI_Comm comm, NNData *data)
   PetscValidPointer(data, 2);
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscHeaderCreate(d, NNDATA_CLASSID, "NNData", "Neural network data set", "NNData", comm, NNDataDestroy, NNDataView));
+  d->distribute = PETSC_TRUE;
+  d->badsample  = -1;
   *data = d;
   PetscFunctionReturn(0);
 }
@@ -142,12 +154,92 @@ PetscErrorCode NNDataSetMaxSamples(NNData d, PetscInt n)
 }
 
 /*@
+   NNDataSetDistribute - whether each rank keeps only its own contiguous part of the samples
+
+   Logically Collective
+
+   Input Parameters:
++  d - the data set
+-  flg - PETSC_TRUE (default): rank r of P holds the rows [N r/P, N (r+1)/P) and NNDataGetBatch()
+         fetches other rows from their owners (collective); PETSC_FALSE: every rank reads everything
+
+   Options Database Key:
+.  -data_distribute <bool> - distribute the rows (default true; no effect on one rank)
+
+   Level: intermediate
+
+.seealso: `NNDataGetOwnershipRange()`, `NNDataGetBatch()`
+@*/
+PetscErrorCode NNDataSetDistribute(NNData d, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(d, NNDATA_CLASSID, 1);
+  if (d->distribute != flg) d->setupcalled = PETSC_FALSE;
+  d->distribute = flg;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNDataGetOwnershipRange - the rows [lo, hi) this rank holds in memory
+
+   Collective the first time (it sets the data set up)
+
+   Level: intermediate
+
+.seealso: `NNDataSetDistribute()`
+@*/
+PetscErrorCode NNDataGetOwnershipRange(NNData d, PetscInt *lo, PetscInt *hi)
+{
+  PetscFunctionBegin;
+  PetscCall(NNDataSetUp(d));
+  if (lo) *lo = d->rstart;
+  if (hi) *hi = d->rend;
+  PetscFunctionReturn(0);
+}
+
+/* Called by the types' setup once the number of samples in the file is known: applies the sample
+   limit and decides the rows this rank reads. */
+PetscErrorCode NNDataSetSizes_Private(NNData d, PetscInt N)
+{
+  PetscMPIInt size, rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d), &size));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)d), &rank));
+  d->nsamples    = d->maxsamples > 0 ? PetscMin(N, d->maxsamples) : N;
+  d->distributed = (PetscBool)(d->distribute && size > 1);
+  d->rstart      = d->distributed ? (PetscInt)(((PetscInt64)d->nsamples * rank) / size) : 0;
+  d->rend        = d->distributed ? (PetscInt)(((PetscInt64)d->nsamples * (rank + 1)) / size) : d->nsamples;
+  PetscFunctionReturn(0);
+}
+
+/* the rank (of the data set's communicator) holding global row i */
+PetscErrorCode NNDataGetOwner(NNData d, PetscInt i, PetscMPIInt *owner)
+{
+  PetscMPIInt size;
+  PetscInt64  N = d->nsamples, r;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d), &size));
+  if (!d->distributed) {
+    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)d), owner));
+    PetscFunctionReturn(0);
+  }
+  r = ((PetscInt64)i * size) / N;
+  while (r + 1 < size && (N * (r + 1)) / size <= i) r++;
+  while (r > 0 && (N * r) / size > i) r--;
+  *owner = (PetscMPIInt)r;
+  PetscFunctionReturn(0);
+}
+
+/*@
    NNDataSetFromOptions - configures the data set from the options database
 
    Options Database Keys:
 +  -data_type <idx,binary,hdf5> - type
 .  -data_file <file> - file for binary and hdf5
--  -data_max_samples <n> - use only the first n samples
+.  -data_max_samples <n> - use only the first n samples
+-  -data_distribute <bool> - each rank keeps only its part of the rows (default true)
 
    Level: beginner
 @*/
@@ -166,6 +258,7 @@ PetscErrorCode NNDataSetFromOptions(NNData d)
   if (flg) PetscCall(NNDataSetFileName(d, file));
   PetscCall(PetscOptionsInt("-data_max_samples", "Use only the first n samples (0: all)", "NNDataSetMaxSamples", d->maxsamples, &d->maxsamples, NULL));
   PetscCheck(d->maxsamples >= 0, PetscObjectComm((PetscObject)d), PETSC_ERR_ARG_OUTOFRANGE, "-%sdata_max_samples %" PetscInt_FMT " must be non-negative", ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : "", d->maxsamples);
+  PetscCall(PetscOptionsBool("-data_distribute", "Each rank keeps only its contiguous part of the samples", "NNDataSetDistribute", d->distribute, &d->distribute, NULL));
   PetscTryTypeMethod(d, setfromoptions, PetscOptionsObject);
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)d, PetscOptionsObject));
   PetscOptionsEnd();
@@ -174,22 +267,39 @@ PetscErrorCode NNDataSetFromOptions(NNData d)
 }
 
 /*@
-   NNDataSetUp - reads the data
+   NNDataSetUp - reads the data (on more than one rank, each rank its own part: NNDataSetDistribute())
 
    Collective
+
+   Notes:
+   A rank that cannot read its part (a missing or truncated file, a bad header) makes every rank
+   raise the same error, with the rank that found it.
 
    Level: beginner
 @*/
 PetscErrorCode NNDataSetUp(NNData d)
 {
+  PetscErrorCode ierr;
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(d, NNDATA_CLASSID, 1);
   if (d->setupcalled) PetscFunctionReturn(0);
   if (!((PetscObject)d)->type_name) PetscCall(NNDataSetType(d, NNDATAIDX));
+  PetscCall(NNParallelRegisterEvents());
+  PetscCheck(d->ops->setup, PetscObjectComm((PetscObject)d), PETSC_ERR_SUP, "Data-set type %s cannot be set up", ((PetscObject)d)->type_name);
+  d->rend        = -1; /* types that know NNDataSetSizes_Private() read only their rows */
+  d->distributed = PETSC_FALSE;
   PetscCall(PetscLogEventBegin(NN_DataLoad, d, 0, 0, 0));
-  PetscUseTypeMethod(d, setup);
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* local reading: re-raised on every rank below */
+  ierr = (*d->ops->setup)(d);
+  PetscCall(PetscPopErrorHandler());
   PetscCall(PetscLogEventEnd(NN_DataLoad, d, 0, 0, 0));
-  if (d->maxsamples > 0) d->nsamples = PetscMin(d->nsamples, d->maxsamples);
+  PetscCall(NNCollectiveError(PetscObjectComm((PetscObject)d), ierr, PETSC_TRUE, ""));
+  if (d->rend < 0) { /* a type that reads everything */
+    if (d->maxsamples > 0) d->nsamples = PetscMin(d->nsamples, d->maxsamples);
+    d->rstart = 0;
+    d->rend   = d->nsamples;
+  }
   PetscCheck(d->nsamples > 0, PetscObjectComm((PetscObject)d), PETSC_ERR_FILE_UNEXPECTED, "Data set %s has no samples", ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : "");
   d->setupcalled = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -247,41 +357,182 @@ PetscErrorCode NNDataCopySamples(NNData d, const PetscScalar *X, const PetscScal
   PetscFunctionReturn(0);
 }
 
-/*@
-   NNDataGetBatch - copies samples idx[0..n) into a batch
-
-   Input Parameters:
-+  d - the data set
-.  n - number of samples
--  idx - sample indices
-
-   Output Parameters:
-+  x - inputs, n * size(sample shape) leading entries are written
--  t - targets, n * target size leading entries are written (may be NULL)
-
-   Level: intermediate
-@*/
-PetscErrorCode NNDataGetBatch(NNData d, PetscInt n, const PetscInt idx[], Vec x, Vec t)
+/* first sample (in idx order) of a filled batch with a NaN or infinite feature or target, -1 if none */
+static PetscInt NNDataFindNonFinite(PetscInt n, PetscInt sz, PetscInt k, const PetscInt idx[], const PetscScalar *x, const PetscScalar *t)
 {
-  PetscScalar *xa, *ta = NULL;
+  for (PetscInt i = 0; i < n; i++) {
+    PetscReal s = 0; /* a NaN or Inf anywhere makes the sum non-finite (0*Inf, Inf-Inf are NaN too) */
+    for (PetscInt j = 0; j < sz; j++) s += 0 * PetscRealPart(x[i * sz + j]);
+    if (t)
+      for (PetscInt j = 0; j < k; j++) s += 0 * PetscRealPart(t[i * k + j]);
+    if (PetscIsInfOrNanReal(s)) return idx[i];
+  }
+  return -1;
+}
+
+/* the rows requested by every rank of xcomm, fetched from their owners: one MPI_Alltoall of the
+   counts, one MPI_Alltoallv of the row numbers, one of the rows (features and targets together) */
+static PetscErrorCode NNDataExchange(NNData d, MPI_Comm xcomm, PetscInt n, const PetscInt idx[], PetscScalar *x, PetscScalar *t)
+{
+  MPI_Comm     comm = PetscObjectComm((PetscObject)d);
+  MPI_Group    gd, gx;
+  PetscMPIInt  P, Q, *d2x, *x2d, *scnt, *rcnt, *sdsp, *rdsp, *owner, bad = 0, anybad = 0;
+  PetscInt     sz = NNShapeSize(&d->shape), k = d->ntarget, row = sz + k, nr = 0, *sidx, *ridx, *pos, *next;
+  PetscScalar *rows, *rx, *rt, *got;
+  char         msg[256] = "";
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &P));
+  PetscCallMPI(MPI_Comm_size(xcomm, &Q));
+  /* ranks of xcomm in the data set's communicator and back */
+  PetscCall(PetscMalloc2(Q, &x2d, P, &d2x));
+  {
+    PetscMPIInt *seq;
+    PetscCall(PetscMalloc1(Q, &seq));
+    for (PetscMPIInt q = 0; q < Q; q++) seq[q] = q;
+    PetscCallMPI(MPI_Comm_group(comm, &gd));
+    PetscCallMPI(MPI_Comm_group(xcomm, &gx));
+    PetscCallMPI(MPI_Group_translate_ranks(gx, Q, seq, gd, x2d));
+    PetscCallMPI(MPI_Group_free(&gd));
+    PetscCallMPI(MPI_Group_free(&gx));
+    PetscCall(PetscFree(seq));
+  }
+  for (PetscMPIInt r = 0; r < P; r++) d2x[r] = -1;
+  for (PetscMPIInt q = 0; q < Q; q++) {
+    PetscCheck(x2d[q] != MPI_UNDEFINED, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The exchange communicator is not part of the data set's communicator");
+    d2x[x2d[q]] = q;
+  }
+  PetscCall(PetscCalloc4(Q, &scnt, Q, &rcnt, Q + 1, &sdsp, Q + 1, &rdsp));
+  PetscCall(PetscMalloc1(n + 1, &owner));
+  for (PetscInt i = 0; i < n && !bad; i++) {
+    PetscMPIInt o;
+    if (idx[i] < 0 || idx[i] >= d->nsamples) {
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "Sample index %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ") of data set %s", idx[i], d->nsamples, ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : ""));
+      bad = 1;
+      break;
+    }
+    PetscCall(NNDataGetOwner(d, idx[i], &o));
+    if (d2x[o] < 0) {
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "Sample %" PetscInt_FMT " of data set %s lives on rank %d, outside the ranks exchanging this batch", idx[i], ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : "", o));
+      bad = 1;
+      break;
+    }
+    owner[i] = d2x[o];
+    scnt[owner[i]]++;
+  }
+  if (bad)
+    for (PetscMPIInt q = 0; q < Q; q++) scnt[q] = -1; /* tells every rank */
+  PetscCall(PetscLogEventBegin(NN_DataExchange, d, 0, 0, 0));
+  PetscCallMPI(MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, xcomm));
+  for (PetscMPIInt q = 0; q < Q; q++) anybad = anybad || rcnt[q] < 0;
+  if (anybad) {
+    PetscCall(PetscLogEventEnd(NN_DataExchange, d, 0, 0, 0));
+    PetscCall(PetscFree(owner));
+    PetscCall(PetscFree4(scnt, rcnt, sdsp, rdsp));
+    PetscCall(PetscFree2(x2d, d2x));
+    PetscCall(NNCollectiveCheck(xcomm, bad ? PETSC_ERR_ARG_OUTOFRANGE : 0, PETSC_TRUE, "", msg));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unreachable");
+  }
+  for (PetscMPIInt q = 0; q < Q; q++) {
+    sdsp[q + 1] = sdsp[q] + scnt[q];
+    rdsp[q + 1] = rdsp[q] + rcnt[q];
+  }
+  nr = rdsp[Q];
+  /* row numbers grouped by owner, local to the owner; pos[j]: where the j-th returned row goes */
+  PetscCall(PetscMalloc4(n + 1, &sidx, n + 1, &pos, nr + 1, &ridx, Q, &next));
+  for (PetscMPIInt q = 0; q < Q; q++) next[q] = sdsp[q];
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt j = next[owner[i]]++;
+    PetscMPIInt o = x2d[owner[i]];
+    sidx[j] = idx[i] - (PetscInt)(((PetscInt64)d->nsamples * o) / P);
+    pos[j]  = i;
+  }
+  PetscCallMPI(MPI_Alltoallv(sidx, scnt, sdsp, MPIU_INT, ridx, rcnt, rdsp, MPIU_INT, xcomm));
+  /* serve the rows asked of this rank */
+  PetscCall(PetscMalloc4((size_t)nr * sz + 1, &rx, (size_t)nr * k + 1, &rt, (size_t)nr * row + 1, &rows, (size_t)n * row + 1, &got));
+  for (PetscInt j = 0; j < nr; j++) PetscCheck(ridx[j] >= 0 && ridx[j] < d->rend - d->rstart, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row %" PetscInt_FMT " requested of a rank holding %" PetscInt_FMT, ridx[j], d->rend - d->rstart);
+  if (nr) PetscUseTypeMethod(d, getbatch, nr, ridx, rx, rt);
+  for (PetscInt j = 0; j < nr; j++) {
+    PetscCall(PetscArraycpy(rows + j * row, rx + j * sz, sz));
+    PetscCall(PetscArraycpy(rows + j * row + sz, rt + j * k, k));
+  }
+  for (PetscMPIInt q = 0; q < Q; q++) {
+    PetscCheck((PetscInt64)sdsp[q + 1] * row < PETSC_MPI_INT_MAX && (PetscInt64)rdsp[q + 1] * row < PETSC_MPI_INT_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "Batch too large for one exchange");
+    scnt[q] *= (PetscMPIInt)row;
+    rcnt[q] *= (PetscMPIInt)row;
+    sdsp[q] *= (PetscMPIInt)row;
+    rdsp[q] *= (PetscMPIInt)row;
+  }
+  PetscCallMPI(MPI_Alltoallv(rows, rcnt, rdsp, MPIU_SCALAR, got, scnt, sdsp, MPIU_SCALAR, xcomm));
+  PetscCall(PetscLogEventEnd(NN_DataExchange, d, 0, 0, 0));
+  for (PetscInt j = 0; j < n; j++) {
+    PetscInt i = pos[j];
+    PetscCall(PetscArraycpy(x + i * sz, got + j * row, sz));
+    if (t) PetscCall(PetscArraycpy(t + i * k, got + j * row + sz, k));
+  }
+  PetscCall(PetscFree4(rx, rt, rows, got));
+  PetscCall(PetscFree4(sidx, pos, ridx, next));
+  PetscCall(PetscFree(owner));
+  PetscCall(PetscFree4(scnt, rcnt, sdsp, rdsp));
+  PetscCall(PetscFree2(x2d, d2x));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDataGetBatchOn(NNData d, MPI_Comm xcomm, PetscInt n, const PetscInt idx[], Vec x, Vec t)
+{
+  PetscScalar *xa, *ta = NULL, *tt = NULL;
   PetscInt     nx, nt;
 
   PetscFunctionBegin;
   PetscCall(NNDataSetUp(d));
   PetscCall(VecGetLocalSize(x, &nx));
-  PetscCheck(nx >= n * NNShapeSize(&d->shape), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Batch Vec holds %" PetscInt_FMT " entries; %" PetscInt_FMT " samples need %" PetscInt_FMT, nx, n, n * NNShapeSize(&d->shape));
+  PetscCheck(n >= 0 && nx >= n * NNShapeSize(&d->shape), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Batch Vec holds %" PetscInt_FMT " entries; %" PetscInt_FMT " samples need %" PetscInt_FMT, nx, n, n * NNShapeSize(&d->shape));
   if (t) {
     PetscCall(VecGetLocalSize(t, &nt));
     PetscCheck(nt >= n * d->ntarget, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Target Vec holds %" PetscInt_FMT " entries; %" PetscInt_FMT " samples need %" PetscInt_FMT, nt, n, n * d->ntarget);
   }
-  for (PetscInt i = 0; i < n; i++) PetscCheck(idx[i] >= 0 && idx[i] < d->nsamples, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sample index %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ")", idx[i], d->nsamples);
   PetscCall(PetscLogEventBegin(NN_DataLoad, d, 0, 0, 0));
   PetscCall(VecGetArrayWrite(x, &xa));
   if (t) PetscCall(VecGetArrayWrite(t, &ta));
-  PetscUseTypeMethod(d, getbatch, n, idx, xa, ta);
+  if (d->distributed) PetscCall(NNDataExchange(d, xcomm, n, idx, xa, ta));
+  else {
+    for (PetscInt i = 0; i < n; i++) PetscCheck(idx[i] >= 0 && idx[i] < d->nsamples, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sample index %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ")", idx[i], d->nsamples);
+    if (!t && n) PetscCall(PetscMalloc1(n * d->ntarget, &tt)); /* the targets are checked too */
+    if (n) PetscUseTypeMethod(d, getbatch, n, idx, xa, t ? ta : tt);
+  }
+  d->badsample = NNDataFindNonFinite(n, NNShapeSize(&d->shape), d->ntarget, idx, xa, t ? ta : tt);
+  PetscCall(PetscFree(tt));
   if (t) PetscCall(VecRestoreArrayWrite(t, &ta));
   PetscCall(VecRestoreArrayWrite(x, &xa));
   PetscCall(PetscLogEventEnd(NN_DataLoad, d, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNDataGetBatch - copies samples idx[0..n) into a batch
+
+   Collective when the data set is distributed (NNDataSetDistribute()), else not collective
+
+   Input Parameters:
++  d - the data set
+.  n - number of samples (may be 0 on some ranks of a distributed data set)
+-  idx - sample indices (each rank its own)
+
+   Output Parameters:
++  x - inputs, n * size(sample shape) leading entries are written
+-  t - targets, n * target size leading entries are written (may be NULL)
+
+   Notes:
+   On a distributed data set every rank of its communicator must call this routine together; the
+   samples are fetched from the ranks that hold them in one exchange.
+
+   Level: intermediate
+@*/
+PetscErrorCode NNDataGetBatch(NNData d, PetscInt n, const PetscInt idx[], Vec x, Vec t)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(d, NNDATA_CLASSID, 1);
+  PetscCall(NNDataGetBatchOn(d, PetscObjectComm((PetscObject)d), n, idx, x, t));
   PetscFunctionReturn(0);
 }
 
@@ -304,6 +555,11 @@ PetscErrorCode NNDataView(NNData d, PetscViewer viewer)
   PetscCall(PetscObjectPrintClassNamePrefixType((PetscObject)d, viewer));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "%" PetscInt_FMT " samples of shape %s, %" PetscInt_FMT " target value(s) each\n", d->nsamples, s, d->ntarget));
+  if (d->distributed) {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d), &size));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "distributed: each of %d ranks holds %" PetscInt_FMT " to %" PetscInt_FMT " consecutive samples\n", size, d->nsamples / size, (d->nsamples + size - 1) / size));
+  }
   PetscTryTypeMethod(d, view, viewer);
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(0);

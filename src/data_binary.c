@@ -7,8 +7,9 @@
    or a Mat N x k, or come from -data_targets_file.
 
    The headers are scanned first so missing, truncated and foreign files give errors that name the
-   file and say what is wrong; then MatLoad()/VecLoad() read the objects on PETSC_COMM_SELF
-   (every rank holds the whole data set, as for the other data-set types).
+   file and say what is wrong; then each rank reads only its rows [rstart, rend) at their offsets
+   (PetscBinarySeek/PetscBinaryRead: dense and AIJ Mats, Vecs), so a rank of a distributed data set
+   holds (rend-rstart) * (sample size + target size) doubles.
 */
 #include <petnn/private/nnimpl.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@ typedef struct {
   PetscInt classid; /* MAT_FILE_CLASSID or VEC_FILE_CLASSID */
   PetscInt rows, cols;
   PetscInt nz;      /* Mat: nonzeros, MATRIX_BINARY_FORMAT_DENSE for dense storage */
+  off_t    pos;     /* where the object starts in the file */
 } NNBinaryObject;
 
 /* reads the header at the current position and seeks past the object's data, checking the file is long enough */
@@ -41,6 +43,7 @@ static PetscErrorCode NNBinaryScanObject(const char file[], int fd, off_t filesi
   PetscCall(PetscBinaryRead(fd, head, 1, &cnt, PETSC_INT));
   PetscCheck(cnt == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "PETSc binary file %s is truncated at byte %lld", file, (long long)pos);
   obj->classid = head[0];
+  obj->pos     = pos;
   if (head[0] == VEC_FILE_CLASSID) {
     PetscCall(PetscBinaryRead(fd, head + 1, 1, &cnt, PETSC_INT));
     PetscCheck(cnt == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "PETSc binary file %s is truncated in the header of a Vec at byte %lld", file, (long long)pos);
@@ -93,49 +96,64 @@ static PetscErrorCode NNBinaryScan(const char file[], const char option[], Petsc
   PetscFunctionReturn(0);
 }
 
-/* loads the object that comes next in the viewer into a row-major [rows][cols] array */
-static PetscErrorCode NNBinaryLoadRows(PetscViewer viewer, const NNBinaryObject *obj, PetscInt cols, PetscInt nrows, PetscScalar *out)
+/* reads rows [lo,hi) of an object as a row-major [hi-lo][cols] array: a Vec holds rows*cols values
+   one row after the other; a Mat is dense ([M,N,-1] header, values by rows) or AIJ (row lengths,
+   column indices, values) as MatView() writes them */
+static PetscErrorCode NNBinaryReadRows_Private(int fd, const NNBinaryObject *obj, PetscInt cols, PetscInt lo, PetscInt hi, PetscScalar *out)
 {
+  size_t   isz = sizeof(PetscInt), ssz = sizeof(PetscScalar);
+  PetscInt n = (hi - lo) * cols, *len = NULL, *col = NULL, off = 0, nzl = 0;
+  off_t    pos;
+
   PetscFunctionBegin;
-  if (obj->classid == MAT_FILE_CLASSID) {
-    Mat                A;
-    const PetscScalar *a;
-    PetscInt           lda;
-    PetscCall(MatCreate(PETSC_COMM_SELF, &A));
-    PetscCall(MatSetType(A, MATSEQDENSE));
-    PetscCall(MatLoad(A, viewer));
-    PetscCall(MatDenseGetLDA(A, &lda));
-    PetscCall(MatDenseGetArrayRead(A, &a));
-    for (PetscInt i = 0; i < nrows; i++)
-      for (PetscInt j = 0; j < cols; j++) out[i * cols + j] = a[i + j * lda];
-    PetscCall(MatDenseRestoreArrayRead(A, &a));
-    PetscCall(MatDestroy(&A));
-  } else {
-    Vec                v;
-    const PetscScalar *a;
-    PetscCall(VecCreate(PETSC_COMM_SELF, &v));
-    PetscCall(VecLoad(v, viewer));
-    PetscCall(VecGetArrayRead(v, &a));
-    PetscCall(PetscArraycpy(out, a, nrows * cols));
-    PetscCall(VecRestoreArrayRead(v, &a));
-    PetscCall(VecDestroy(&v));
+  if (hi <= lo) PetscFunctionReturn(0);
+  if (obj->classid == VEC_FILE_CLASSID || obj->nz == MATRIX_BINARY_FORMAT_DENSE) {
+    off_t head = obj->classid == VEC_FILE_CLASSID ? 2 : 4;
+    PetscCall(PetscBinarySeek(fd, obj->pos + head * (off_t)isz + (off_t)lo * cols * (off_t)ssz, PETSC_BINARY_SEEK_SET, &pos));
+    PetscCall(PetscBinaryRead(fd, out, n, NULL, PETSC_SCALAR));
+    PetscFunctionReturn(0);
   }
+  PetscCall(PetscMalloc1(hi, &len));
+  PetscCall(PetscBinarySeek(fd, obj->pos + 4 * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos));
+  PetscCall(PetscBinaryRead(fd, len, hi, NULL, PETSC_INT));
+  for (PetscInt i = 0; i < lo; i++) off += len[i];
+  for (PetscInt i = lo; i < hi; i++) nzl += len[i];
+  PetscCall(PetscMalloc1(nzl + 1, &col));
+  PetscCall(PetscArrayzero(out, n));
+  PetscCall(PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + off) * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos));
+  PetscCall(PetscBinaryRead(fd, col, nzl, NULL, PETSC_INT));
+  {
+    PetscScalar *v;
+    PetscInt     k = 0;
+    PetscCall(PetscMalloc1(nzl + 1, &v));
+    PetscCall(PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + obj->nz) * (off_t)isz + off * (off_t)ssz, PETSC_BINARY_SEEK_SET, &pos));
+    PetscCall(PetscBinaryRead(fd, v, nzl, NULL, PETSC_SCALAR));
+    for (PetscInt i = lo; i < hi; i++)
+      for (PetscInt j = 0; j < len[i]; j++, k++) {
+        PetscCheck(col[k] >= 0 && col[k] < cols, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Column index %" PetscInt_FMT " of row %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ")", col[k], i, cols);
+        out[(i - lo) * cols + col[k]] = v[k];
+      }
+    PetscCall(PetscFree(v));
+  }
+  PetscCall(PetscFree(col));
+  PetscCall(PetscFree(len));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNBinaryOpenViewer(const char file[], PetscViewer *viewer)
+static PetscErrorCode NNBinaryReadRows(const char file[], const NNBinaryObject *obj, PetscInt cols, PetscInt lo, PetscInt hi, PetscScalar *out)
 {
+  int            fd;
+  PetscErrorCode ierr;
+
   PetscFunctionBegin;
-  PetscCall(PetscViewerCreate(PETSC_COMM_SELF, viewer));
-  PetscCall(PetscViewerSetType(*viewer, PETSCVIEWERBINARY));
-  PetscCall(PetscViewerBinarySetSkipInfo(*viewer, PETSC_TRUE));
-  PetscCall(PetscViewerBinarySetSkipOptions(*viewer, PETSC_TRUE));
-  PetscCall(PetscViewerFileSetMode(*viewer, FILE_MODE_READ));
-  PetscCall(PetscViewerFileSetName(*viewer, file));
+  PetscCall(PetscBinaryOpen(file, FILE_MODE_READ, &fd));
+  ierr = NNBinaryReadRows_Private(fd, obj, cols, lo, hi, out);
+  PetscCall(PetscBinaryClose(fd));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNDataSetUp_Binary_Private(NNData d, PetscViewer *viewer)
+static PetscErrorCode NNDataSetUp_Binary_Private(NNData d)
 {
   NNData_Binary *b      = (NNData_Binary *)d->data;
   const char    *prefix = ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : "";
@@ -187,36 +205,28 @@ static PetscErrorCode NNDataSetUp_Binary_Private(NNData d, PetscViewer *viewer)
   }
   PetscCheck(ntarget > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "The targets in %s are empty", b->targets_file[0] ? b->targets_file : d->filename);
 
-  /* read: the files are known to be complete */
-  n = d->maxsamples > 0 ? PetscMin(N, d->maxsamples) : N;
-  PetscCall(PetscMalloc1((size_t)n * sz, &b->x));
-  PetscCall(PetscMalloc1((size_t)n * ntarget, &b->y));
-  PetscCall(NNBinaryOpenViewer(d->filename, viewer));
-  PetscCall(NNBinaryLoadRows(*viewer, &obj[0], sz, n, b->x));
-  if (b->targets_file[0]) {
-    PetscCall(PetscViewerDestroy(viewer));
-    PetscCall(NNBinaryOpenViewer(b->targets_file, viewer));
-  }
-  PetscCall(NNBinaryLoadRows(*viewer, &tobj, ntarget, n, b->y));
-  PetscCall(PetscViewerDestroy(viewer));
-  d->nsamples = n;
-  d->ntarget  = ntarget;
+  /* read this rank's rows: the files are known to be complete */
+  PetscCall(NNDataSetSizes_Private(d, N));
+  n = d->rend - d->rstart;
+  PetscCall(PetscMalloc1((size_t)n * sz + 1, &b->x));
+  PetscCall(PetscMalloc1((size_t)n * ntarget + 1, &b->y));
+  PetscCall(NNBinaryReadRows(d->filename, &obj[0], sz, d->rstart, d->rend, b->x));
+  PetscCall(NNBinaryReadRows(b->targets_file[0] ? b->targets_file : d->filename, &tobj, ntarget, d->rstart, d->rend, b->y));
+  d->ntarget = ntarget;
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNDataSetUp_Binary(NNData d)
 {
   NNData_Binary *b      = (NNData_Binary *)d->data;
-  PetscViewer    viewer = NULL;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCheck(d->filename && d->filename[0], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "PETSc binary data set needs a file: give -%sdata_file <file> or call NNDataSetFileName()", ((PetscObject)d)->prefix ? ((PetscObject)d)->prefix : "");
   PetscCall(PetscFree(b->x));
   PetscCall(PetscFree(b->y));
-  ierr = NNDataSetUp_Binary_Private(d, &viewer);
+  ierr = NNDataSetUp_Binary_Private(d);
   if (ierr) { /* leave nothing behind: the caller may catch the error and go on */
-    (void)PetscViewerDestroy(&viewer);
     (void)PetscFree(b->x);
     (void)PetscFree(b->y);
   }

@@ -1,15 +1,44 @@
 /*
-   HDF5 data sets: a features dataset [N, d1, ...] and a targets dataset [N] or [N, k], read whole
-   into memory as double (float and integer datasets are converted by HDF5). Files written with
+   HDF5 data sets: a features dataset [N, d1, ...] and a targets dataset [N] or [N, k], read into
+   memory as double (float and integer datasets are converted by HDF5); each rank of a distributed
+   data set reads only its rows [rstart, rend) (a hyperslab), (rend-rstart) * (sample size + k) doubles. Files written with
    h5py (x = f.create_dataset("x", data=...)) and Vecs written by PETSc's VecView() to an HDF5
    viewer (a Vec named "x" of block size k is a dataset [N/k, k]) both work.
 */
 #include <petnn/private/nnimpl.h>
+#include <hdf5.h>
 
 typedef struct {
   char         features[256], targets[256];
   PetscScalar *x, *y;
 } NNData_HDF5;
+
+/* rows [lo,hi) of a dataset [N, ...] (any shape after N), converted to double, in C order */
+static PetscErrorCode NNH5ReadRows(int64_t fid, const char file[], const char path[], PetscInt lo, PetscInt hi, PetscScalar data[])
+{
+  hid_t   dset, fspace = -1, mspace = -1;
+  hsize_t start[NN_H5_MAX_DIM] = {0}, count[NN_H5_MAX_DIM];
+  int     nd;
+  herr_t  st = -1;
+
+  PetscFunctionBegin;
+  if (hi <= lo) PetscFunctionReturn(0);
+  dset = H5Dopen2((hid_t)fid, path, H5P_DEFAULT);
+  PetscCheck(dset >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot open dataset %s of HDF5 data file %s", path, file);
+  fspace = H5Dget_space(dset);
+  nd     = fspace >= 0 ? H5Sget_simple_extent_ndims(fspace) : -1;
+  if (nd >= 1 && nd <= NN_H5_MAX_DIM && H5Sget_simple_extent_dims(fspace, count, NULL) >= 0) {
+    start[0] = (hsize_t)lo;
+    count[0] = (hsize_t)(hi - lo);
+    mspace   = H5Screate_simple(nd, count, NULL);
+    if (mspace >= 0 && H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0) st = H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, data);
+  }
+  if (mspace >= 0) H5Sclose(mspace);
+  if (fspace >= 0) H5Sclose(fspace);
+  H5Dclose(dset);
+  PetscCheck(st >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot read samples %" PetscInt_FMT " to %" PetscInt_FMT " of dataset %s in HDF5 data file %s (truncated file or a type that does not convert to a number?)", lo, hi - 1, path, file);
+  PetscFunctionReturn(0);
+}
 
 static PetscErrorCode NNDataSetUp_HDF5_Private(NNData d, int64_t *fid)
 {
@@ -42,15 +71,15 @@ static PetscErrorCode NNDataSetUp_HDF5_Private(NNData d, int64_t *fid)
   else PetscCall(NNShapeSet(&d->shape, fnd - 1, fd + 1));
   PetscCheck(ntarget > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "HDF5 data file %s: targets %s have no values per sample", d->filename, h->targets);
 
-  n  = d->maxsamples > 0 ? PetscMin(N, d->maxsamples) : N; /* read only what is used */
+  PetscCall(NNDataSetSizes_Private(d, N)); /* read only this rank's rows of what is used */
+  n  = d->rend - d->rstart;
   sz = NNShapeSize(&d->shape);
-  PetscCall(PetscMalloc1((size_t)n * sz, &h->x));
-  PetscCall(PetscMalloc1((size_t)n * ntarget, &h->y));
-  PetscCall(NNH5ReadHyperslab(*fid, h->features, n, h->x));
-  PetscCall(NNH5ReadHyperslab(*fid, h->targets, n, h->y));
+  PetscCall(PetscMalloc1((size_t)n * sz + 1, &h->x));
+  PetscCall(PetscMalloc1((size_t)n * ntarget + 1, &h->y));
+  PetscCall(NNH5ReadRows(*fid, d->filename, h->features, d->rstart, d->rend, h->x));
+  PetscCall(NNH5ReadRows(*fid, d->filename, h->targets, d->rstart, d->rend, h->y));
   PetscCall(NNH5Close(fid));
-  d->nsamples = n;
-  d->ntarget  = ntarget;
+  d->ntarget = ntarget;
   PetscFunctionReturn(0);
 }
 
@@ -128,8 +157,9 @@ static PetscErrorCode NNDataDestroy_HDF5(NNData d)
 -  -data_targets <name> - targets dataset (default y)
 
    Notes:
-   The data are read whole into memory as double; float and integer datasets are converted.
-   With -data_max_samples only that many leading samples are read. A Vec written by PETSc's
+   The data are read into memory as double; float and integer datasets are converted. With
+   -data_max_samples only that many leading samples are read; on more than one rank each rank
+   reads only its own rows (NNDataSetDistribute()). A Vec written by PETSc's
    VecView() to an HDF5 viewer is a dataset named after the Vec ([N] or [N/bs, bs]), so
    PETSc-written files work too.
 

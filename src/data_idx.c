@@ -1,6 +1,8 @@
 /*
    IDX data sets (MNIST, Fashion-MNIST), gzipped or plain, read through zlib.
    Pixels stay uint8 in memory and are scaled to [0,1] when a batch is filled (torchvision's ToTensor).
+   A rank of a distributed data set decompresses the files only up to the end of its rows and keeps
+   its rows: (rend-rstart) * (H*W + 1) bytes.
 */
 #include <petnn/private/nnimpl.h>
 #include <zlib.h>
@@ -10,49 +12,64 @@
 typedef struct {
   char           dir[PETSC_MAX_PATH_LEN], split[32];
   char           images[PETSC_MAX_PATH_LEN], labels[PETSC_MAX_PATH_LEN]; /* explicit files override dir/split */
-  unsigned char *pixels, *classes;
-  PetscInt       nclasses;
+  unsigned char *pixels, *classes; /* this rank's rows [rstart, rend) */
 } NNData_IDX;
 
-/* reads an IDX file: magic 0x0000 0x08 ndim, then ndim big-endian uint32 sizes, then uint8 data */
-static PetscErrorCode ReadIDX(const char file[], PetscInt expect_ndim, PetscInt *ndim, PetscInt dims[], unsigned char **data)
+/* opens an IDX file and reads its header: magic 0x0000 0x08 ndim, then ndim big-endian uint32 sizes */
+static PetscErrorCode OpenIDX(const char file[], PetscInt expect_ndim, gzFile *f, PetscInt dims[])
 {
-  gzFile        f;
   unsigned char head[4], sz[4];
-  size_t        total = 1;
   PetscBool     exists;
 
   PetscFunctionBegin;
   PetscCall(PetscTestFile(file, 'r', &exists));
   PetscCheck(exists, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot read IDX file %s: install Debian's dataset-fashion-mnist package (files in %s) or point -data_dir / -data_images / -data_labels at the files", file, NN_IDX_DEFAULT_DIR);
-  f = gzopen(file, "rb");
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open IDX file %s", file);
-  if (gzread(f, head, 4) != 4 || head[0] || head[1] || head[2] != 0x08 || head[3] != expect_ndim) {
-    gzclose(f);
+  *f = gzopen(file, "rb");
+  PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open IDX file %s", file);
+  if (gzread(*f, head, 4) != 4 || head[0] || head[1] || head[2] != 0x08 || head[3] != expect_ndim) {
+    gzclose(*f);
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s is not an IDX file of unsigned bytes with %" PetscInt_FMT " dimensions (bad magic number)", file, expect_ndim);
   }
-  *ndim = head[3];
-  for (PetscInt i = 0; i < *ndim; i++) {
-    if (gzread(f, sz, 4) != 4) {
-      gzclose(f);
+  for (PetscInt i = 0; i < expect_ndim; i++) {
+    if (gzread(*f, sz, 4) != 4) {
+      gzclose(*f);
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated in its header", file);
     }
     dims[i] = ((PetscInt)sz[0] << 24) | ((PetscInt)sz[1] << 16) | ((PetscInt)sz[2] << 8) | (PetscInt)sz[3];
-    total *= (size_t)dims[i];
   }
-  PetscCall(PetscMalloc1(total, data));
-  {
-    size_t got = 0;
+  PetscFunctionReturn(0);
+}
+
+/* decompresses the file up to the end of row hi (rows of rowsize bytes), keeping rows [lo,hi): the
+   rows before lo are decompressed and dropped, the rows after hi are never read */
+static PetscErrorCode ReadIDXRows(const char file[], gzFile f, size_t rowsize, PetscInt lo, PetscInt hi, unsigned char **data)
+{
+  size_t         total = rowsize * (size_t)(hi - lo), got = 0;
+  unsigned char *skip;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(total + 1, data));
+  PetscCall(PetscMalloc1(1 << 16, &skip));
+  for (size_t left = rowsize * (size_t)lo; left > 0;) {
+    int r = gzread(f, skip, (unsigned)PetscMin(left, (size_t)1 << 16));
+    if (r <= 0) break;
+    left -= (size_t)r;
+    got += (size_t)r;
+  }
+  PetscCall(PetscFree(skip));
+  if (got == rowsize * (size_t)lo) {
+    got = 0;
     while (got < total) {
       int r = gzread(f, *data + got, (unsigned)PetscMin(total - got, (size_t)1 << 30));
       if (r <= 0) break;
       got += (size_t)r;
     }
-    gzclose(f);
-    if (got != total) {
-      PetscCall(PetscFree(*data));
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated: expected %zu bytes of data, found %zu", file, total, got);
-    }
+    got += rowsize * (size_t)lo;
+  }
+  gzclose(f);
+  if (got != rowsize * (size_t)hi) {
+    PetscCall(PetscFree(*data));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated: expected %zu bytes of data up to sample %" PetscInt_FMT ", found %zu", file, rowsize * (size_t)hi, hi, got);
   }
   PetscFunctionReturn(0);
 }
@@ -61,7 +78,8 @@ static PetscErrorCode NNDataSetUp_IDX(NNData d)
 {
   NNData_IDX *idx = (NNData_IDX *)d->data;
   char        images[PETSC_MAX_PATH_LEN], labels[PETSC_MAX_PATH_LEN];
-  PetscInt    ni, nl, di[3], dl[1];
+  PetscInt    di[3] = {0, 0, 0}, dl[1] = {0};
+  gzFile      fi = NULL, fl = NULL;
 
   PetscFunctionBegin;
   PetscCall(PetscFree(idx->pixels));
@@ -70,13 +88,25 @@ static PetscErrorCode NNDataSetUp_IDX(NNData d)
   else PetscCall(PetscSNPrintf(images, sizeof(images), "%s/%s-images-idx3-ubyte.gz", idx->dir, idx->split));
   if (idx->labels[0]) PetscCall(PetscStrncpy(labels, idx->labels, sizeof(labels)));
   else PetscCall(PetscSNPrintf(labels, sizeof(labels), "%s/%s-labels-idx1-ubyte.gz", idx->dir, idx->split));
-  PetscCall(ReadIDX(images, 3, &ni, di, &idx->pixels));
-  PetscCall(ReadIDX(labels, 1, &nl, dl, &idx->classes));
-  PetscCheck(di[0] == dl[0], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s has %" PetscInt_FMT " images but %s has %" PetscInt_FMT " labels", images, di[0], labels, dl[0]);
-  d->nsamples   = di[0];
-  d->ntarget    = 1;
-  idx->nclasses = 0;
-  for (PetscInt i = 0; i < dl[0]; i++) idx->nclasses = PetscMax(idx->nclasses, (PetscInt)idx->classes[i] + 1);
+  PetscCall(OpenIDX(images, 3, &fi, di));
+  {
+    PetscErrorCode ierr = OpenIDX(labels, 1, &fl, dl);
+    if (ierr) gzclose(fi);
+    PetscCall(ierr);
+  }
+  if (di[0] != dl[0]) {
+    gzclose(fi);
+    gzclose(fl);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s has %" PetscInt_FMT " images but %s has %" PetscInt_FMT " labels", images, di[0], labels, dl[0]);
+  }
+  PetscCall(NNDataSetSizes_Private(d, di[0])); /* this rank's rows [rstart, rend) */
+  {
+    PetscErrorCode ierr = ReadIDXRows(images, fi, (size_t)di[1] * (size_t)di[2], d->rstart, d->rend, &idx->pixels);
+    if (ierr) gzclose(fl);
+    PetscCall(ierr);
+  }
+  PetscCall(ReadIDXRows(labels, fl, 1, d->rstart, d->rend, &idx->classes));
+  d->ntarget = 1;
   PetscCall(NNShapeSet(&d->shape, 3, (PetscInt[]){1, di[1], di[2]}));
   PetscFunctionReturn(0);
 }
@@ -118,7 +148,12 @@ static PetscErrorCode NNDataView_IDX(NNData d, PetscViewer v)
   PetscFunctionBegin;
   if (idx->images[0]) PetscCall(PetscViewerASCIIPrintf(v, "images %s, labels %s\n", idx->images, idx->labels));
   else PetscCall(PetscViewerASCIIPrintf(v, "split %s in %s\n", idx->split, idx->dir));
-  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " classes\n", idx->nclasses));
+  { /* the labels are spread over the ranks */
+    PetscInt nclasses = 0;
+    for (PetscInt i = 0; i < d->rend - d->rstart; i++) nclasses = PetscMax(nclasses, (PetscInt)idx->classes[i] + 1);
+    if (d->distributed) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nclasses, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)d)));
+    PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " classes\n", nclasses));
+  }
   PetscFunctionReturn(0);
 }
 

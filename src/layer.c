@@ -306,20 +306,21 @@ PetscErrorCode NNLayerSetUp(NNLayer l)
 }
 
 /*@
-   NNLayerGetNumParameters - number of trainable parameters, children included
+   NNLayerGetNumParameters - number of trainable parameters, children included (all their copies)
 
    Level: beginner
 @*/
 PetscErrorCode NNLayerGetNumParameters(NNLayer l, PetscInt *n)
 {
+  PetscInt m = 0, sum = 0;
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  *n = l->nparam;
   for (PetscInt c = 0; c < l->nchildren; c++) {
-    PetscInt m;
     PetscCall(NNLayerGetNumParameters(l->children[c], &m));
-    *n += m;
+    sum += m;
   }
+  *n = l->nparam + PetscMax(l->ncopies, 1) * sum;
   PetscFunctionReturn(0);
 }
 

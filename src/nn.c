@@ -188,7 +188,7 @@ PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *
     PetscCall(PetscFree(net->layers));
     net->layers = more;
   }
-  PetscCall(NNLayerCreateNamed(PetscObjectComm((PetscObject)net), ((PetscObject)net)->prefix, type, name, &l));
+  PetscCall(NNLayerCreateNamed(NNGetLayerComm(net), ((PetscObject)net)->prefix, type, name, &l)); /* the rank's spatial group */
   l->rng                       = &net->rng;
   net->layers[net->nlayers++] = l;
   net->setupcalled            = PETSC_FALSE;
@@ -357,6 +357,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscObjectOptionsBegin((PetscObject)net);
+  PetscCall(NNSetFromOptions_Parallel(net, PetscOptionsObject)); /* the process grid first: layers live on its spatial groups */
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
     /* layers already present under the same names (a second NNSetFromOptions()) are kept */
@@ -394,17 +395,35 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscFunctionReturn(0);
 }
 
-/* assigns each layer's slice, parent before children */
+/* assigns each layer's slice, parent before children; children of a layer with ncopies > 1 get copy 0,
+   and the further copies follow it (l->pcopy, l->bcopy apart) */
 static PetscErrorCode NNLayout(NN net, NNLayer l, PetscInt *poff, PetscInt *boff)
 {
+  PetscInt p0, b0;
+
   PetscFunctionBegin;
   l->rng  = &net->rng;
   l->poff = *poff;
   l->boff = *boff;
   *poff += l->nparam;
   *boff += l->nbuf;
+  p0 = *poff;
+  b0 = *boff;
   for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayout(net, l->children[c], poff, boff));
+  l->pcopy = *poff - p0;
+  l->bcopy = *boff - b0;
+  *poff += (PetscMax(l->ncopies, 1) - 1) * l->pcopy;
+  *boff += (PetscMax(l->ncopies, 1) - 1) * l->bcopy;
   PetscFunctionReturn(0);
+}
+
+/* moves the pointers of a layer and its descendants by dp parameters and db buffer entries */
+static void NNLayerShiftPointers(NNLayer l, PetscInt dp, PetscInt db)
+{
+  if (l->theta) l->theta += dp;
+  if (l->dtheta) l->dtheta += dp;
+  if (l->buf) l->buf += db;
+  for (PetscInt c = 0; c < l->nchildren; c++) NNLayerShiftPointers(l->children[c], dp, db);
 }
 
 static PetscErrorCode NNLayerSetPointers(NNLayer l, const PetscScalar *theta, PetscScalar *dtheta, PetscScalar *buf)
@@ -439,25 +458,41 @@ static PetscErrorCode NNCheckUniqueNames(NN net, NNLayer l)
 
 static PetscErrorCode NNLayerInitializeAll(NNLayer l)
 {
+  PetscInt copies = PetscMax(l->ncopies, 1);
+
   PetscFunctionBegin;
   PetscTryTypeMethod(l, initialize);
-  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerInitializeAll(l->children[c]));
+  for (PetscInt k = 0; k < copies; k++) { /* each copy of the children is initialized on its own, as a torch ModuleList */
+    for (PetscInt c = 0; c < l->nchildren; c++) {
+      if (k) NNLayerShiftPointers(l->children[c], l->pcopy, l->bcopy);
+      PetscCall(NNLayerInitializeAll(l->children[c]));
+    }
+  }
+  for (PetscInt c = 0; c < l->nchildren; c++) NNLayerShiftPointers(l->children[c], -(copies - 1) * l->pcopy, -(copies - 1) * l->bcopy);
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], NNTensorVisitor visit, void *ctx)
+/* pshift, bshift: where this copy of the layer's tensors lies relative to the layer's slice (copies of children) */
+static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], PetscInt pshift, PetscInt bshift, NNTensorVisitor visit, void *ctx)
 {
-  char path[PETSC_MAX_PATH_LEN];
+  char     path[PETSC_MAX_PATH_LEN];
+  PetscInt copies = PetscMax(l->ncopies, 1);
 
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(path, sizeof(path), "%s%s", base, ((PetscObject)l)->name));
   for (PetscInt t = 0; t < l->ntensors; t++) {
-    char full[PETSC_MAX_PATH_LEN];
+    char     full[PETSC_MAX_PATH_LEN];
+    NNTensor shifted = l->tensors[t];
     PetscCall(PetscSNPrintf(full, sizeof(full), "%s.%s", path, l->tensors[t].name));
-    PetscCall((*visit)(net, l, full, &l->tensors[t], ctx));
+    shifted.offset += shifted.kind == NN_TENSOR_PARAM ? pshift : bshift;
+    PetscCall((*visit)(net, l, full, (pshift || bshift) ? &shifted : &l->tensors[t], ctx));
   }
-  PetscCall(PetscStrlcat(path, ".", sizeof(path)));
-  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], path, visit, ctx));
+  for (PetscInt k = 0; k < copies; k++) {
+    char sub[PETSC_MAX_PATH_LEN];
+    if (l->ncopies > 1) PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.%" PetscInt_FMT ".", path, k));
+    else PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.", path));
+    for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], sub, pshift + k * l->pcopy, bshift + k * l->bcopy, visit, ctx));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -465,7 +500,7 @@ static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], 
 PetscErrorCode NNVisitTensors(NN net, NNTensorVisitor visit, void *ctx)
 {
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", visit, ctx));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", 0, 0, visit, ctx));
   PetscFunctionReturn(0);
 }
 
@@ -555,8 +590,11 @@ PetscErrorCode NNSetUp(NN net)
   }
   if (net->reinit) {
     PetscCall(NNOptSetUp(net->opt, net->theta));
-    net->epoch = 0;
-    net->step  = 0;
+    net->epoch         = 0;
+    net->step          = 0;
+    net->batch         = 0;
+    net->epoch_loss    = 0;
+    net->epoch_correct = 0;
   }
   net->reinit      = PETSC_FALSE;
   net->setupcalled = PETSC_TRUE;
@@ -659,7 +697,11 @@ static PetscErrorCode NNCheckBatch(NN net, PetscInt n, Vec x)
 static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
 {
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerForward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1]));
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    if (net->hook) PetscCall((*net->hook)(net, NN_HOOK_FORWARD_BEGIN, i));
+    PetscCall(NNLayerForward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1]));
+    if (net->hook) PetscCall((*net->hook)(net, NN_HOOK_FORWARD_END, i));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -766,8 +808,12 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
     PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
     if (np) needdx = PETSC_TRUE;
   }
-  for (PetscInt i = L_ - 1; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
+  for (PetscInt i = L_ - 1; i >= 0; i--) {
+    PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
+    if (net->hook) PetscCall((*net->hook)(net, NN_HOOK_BACKWARD_END, i)); /* data parallel: all-reduce finished gradient buckets */
+  }
   PetscCall(NNUnstageInputGradient(net, n, x0, dx0, dx));
+  if (net->hook) PetscCall((*net->hook)(net, NN_HOOK_BACKWARD_DONE, -1));
   PetscCall(PetscLogEventEnd(NN_Backward, net, 0, 0, 0));
 
   PetscCall(PetscFree(need));
@@ -855,7 +901,7 @@ PetscErrorCode NNPredict(NN net, Vec x, Vec y)
       PetscCall(PetscArrayzero(ya + start * outsz, n * outsz));
       PetscCall(NNSpatialCopy(dmy, net->nbatch, &out, n, ya + start * outsz, (PetscScalar *)yo, PETSC_FALSE));
       PetscCall(PetscMPIIntCast(n * outsz, &cnt));
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya + start * outsz, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)net)));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya + start * outsz, cnt, MPIU_SCALAR, MPIU_SUM, NNGetLayerComm(net)));
     }
     PetscCall(VecRestoreArrayRead(yb, &yo));
     PetscCall(VecDestroy(&xb));
@@ -906,6 +952,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
       nact += 2 * m;
     }
   }
+  PetscCall(NNParallelView(net, viewer));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
   if (net->setupcalled) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
@@ -942,6 +989,8 @@ PetscErrorCode NNDestroy(NN *net)
   PetscCall(VecDestroy(&(*net)->tspatial));
   PetscCall(DMDestroy(&(*net)->indm));
   PetscCall(NNOptDestroy(&(*net)->opt));
+  PetscCall(NNParallelDestroy(&(*net)->par));
+  if ((*net)->stepmonitordestroy) PetscCall((*(*net)->stepmonitordestroy)(&(*net)->stepmonitorctx));
   PetscCall(PetscHeaderDestroy(net));
   PetscFunctionReturn(0);
 }

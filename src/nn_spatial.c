@@ -150,7 +150,7 @@ PetscErrorCode NNUnstageInputGradient(NN net, PetscInt n, Vec x0, Vec dx0, Vec d
   PetscCall(VecGetArray(dx, &g));
   PetscCall(NNSpatialCopy(da0, net->nbatch, &net->inshape, n, g, (PetscScalar *)g0, PETSC_FALSE));
   PetscCall(PetscMPIIntCast(n * NNShapeSize(&net->inshape), &cnt));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)net)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, cnt, MPIU_SCALAR, MPIU_SUM, NNGetLayerComm(net)));
   PetscCall(VecRestoreArray(dx, &g));
   PetscCall(VecRestoreArrayRead(dx0, &g0));
   PetscFunctionReturn(0);
@@ -221,7 +221,7 @@ PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss,
   if (dy) PetscCall(VecRestoreArrayWrite(dy, &dya));
   PetscCall(VecRestoreArrayRead(ts, &ta));
   PetscCall(VecRestoreArrayRead(y, &ya));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &L, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)net)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &L, 1, MPIU_REAL, MPIU_SUM, NNGetLayerComm(net)));
   *loss = L / Ntot;
   PetscCall(PetscLogFlops(4.0 * nc * xm * ym * zm));
   PetscFunctionReturn(0);

@@ -1,5 +1,8 @@
-/* Training loops: minibatch training with an NNOpt, evaluation, and full-batch training through TAO. */
-#include <petnn/private/nnimpl.h>
+/*
+   Training loops: minibatch training with an NNOpt (on one rank, data-parallel over data groups, or
+   as tournament training of several trainers), evaluation, and full-batch training through TAO.
+*/
+#include "parallel.h"
 
 /* number of samples whose largest output is the target class */
 static PetscInt CountCorrect(PetscInt n, PetscInt k, const PetscScalar *y, const PetscScalar *t)
@@ -34,6 +37,57 @@ static PetscErrorCode NNCheckData(NN net, NNData data)
   PetscFunctionReturn(0);
 }
 
+/* mean loss and accuracy of the network over the samples base + [0, N) of a data set, in
+   evaluation mode: the data groups of a trainer split every batch of D x (batch capacity) samples,
+   the rows come through xcomm (which holds every requested row), sums are reduced over the trainer */
+PetscErrorCode NNEvaluateRange(NN net, NNData data, MPI_Comm xcomm, PetscInt base, PetscInt N, PetscReal *loss, PetscReal *accuracy)
+{
+  NNParallel         p = NULL;
+  PetscInt           k, cap, G, *idx;
+  PetscReal          sums[2] = {0, 0}, Lb;
+  PetscBool          training = net->training;
+  Vec                x, t, y;
+  const PetscScalar *ya, *ta;
+  NNShape            out;
+
+  PetscFunctionBegin;
+  PetscCall(NNParallelGet(net, &p));
+  PetscCall(NNGetOutputShape(net, &out));
+  k   = NNShapeSize(&out);
+  cap = net->nbatch;
+  G   = p->D * cap;
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(PetscMalloc1(cap, &idx));
+  PetscCall(NNSetTraining(net, PETSC_FALSE));
+  for (PetscInt start = 0; start < N; start += G) {
+    PetscInt n = PetscMin(G, N - start), first, last, m;
+    NNParallelShard(n, p->group, p->D, &first, &last);
+    m = last - first;
+    for (PetscInt i = 0; i < m; i++) idx[i] = base + start + first + i;
+    PetscCall(NNDataGetBatchOn(data, xcomm, m, idx, x, t));
+    if (!m) continue;
+    PetscCall(NNForward(net, m, x, &y));
+    PetscCall(NNLossEvaluate(net, m, y, t, &Lb, NULL));
+    if (p->srank) continue; /* the ranks of a spatial group hold the same outputs: count them once */
+    sums[0] += Lb * m;
+    if (net->lossops.classification) {
+      PetscCall(VecGetArrayRead(y, &ya));
+      PetscCall(VecGetArrayRead(t, &ta));
+      sums[1] += CountCorrect(m, k, ya, ta);
+      PetscCall(VecRestoreArrayRead(t, &ta));
+      PetscCall(VecRestoreArrayRead(y, &ya));
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPIU_REAL, MPIU_SUM, p->tcomm));
+  PetscCall(NNSetTraining(net, training));
+  PetscCall(PetscFree(idx));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  if (loss) *loss = sums[0] / N;
+  if (accuracy) *accuracy = net->lossops.classification ? sums[1] / N : -1;
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNEvaluate - mean loss and accuracy over a data set, in evaluation mode
 
@@ -43,50 +97,181 @@ static PetscErrorCode NNCheckData(NN net, NNData data)
 +  loss - mean loss (may be NULL)
 -  accuracy - fraction of correctly classified samples, -1 for regression losses (may be NULL)
 
+   Notes:
+   With data groups (NNSetProcessGrid()) the groups share the work; with several trainers each
+   trainer evaluates its own model on the whole data set.
+
    Level: beginner
 
 .seealso: `NNTrain()`
 @*/
 PetscErrorCode NNEvaluate(NN net, NNData data, PetscReal *loss, PetscReal *accuracy)
 {
-  PetscInt           N, correct = 0, k;
-  PetscInt          *idx;
-  PetscReal          L = 0, Lb;
-  PetscBool          training = net->training;
-  Vec                x, t, y;
-  const PetscScalar *ya, *ta;
-  NNShape            out;
+  PetscInt N;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNCheckData(net, data));
   PetscCall(NNDataGetNumSamples(data, &N));
+  PetscCall(NNEvaluateRange(net, data, PetscObjectComm((PetscObject)data), 0, N, loss, accuracy));
+  PetscFunctionReturn(0);
+}
+
+/* stops training on every rank: with why (a non-finite loss), or for the first training sample with
+   a NaN or infinite value (bad, -1 on ranks that found none) */
+static PetscErrorCode NNTrainStop(NN net, NNData train, PetscInt bad, const char why[])
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)net);
+  PetscInt    s    = bad >= 0 ? bad : PETSC_MAX_INT;
+  PetscMPIInt owner;
+  char        ck[PETSC_MAX_PATH_LEN + 64] = "";
+
+  PetscFunctionBegin;
+  if (net->checkpoint[0]) PetscCall(PetscSNPrintf(ck, sizeof(ck), " The last checkpoint %s is intact.", net->checkpoint));
+  if (why) SETERRQ(comm, PETSC_ERR_FP, "%s%s", why, ck);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPIU_INT, MPI_MIN, comm));
+  PetscCall(NNDataGetOwner(train, s, &owner));
+  SETERRQ(comm, PETSC_ERR_FP, "Training stopped at epoch %" PetscInt_FMT ", step %" PetscInt_FMT ": sample %" PetscInt_FMT " of the training data %s(held by rank %d%s) has a NaN or infinite feature or target.%s", net->epoch + 1, net->step + 1, s, ((PetscObject)train)->prefix ? ((PetscObject)train)->prefix : "", train->distributed ? (int)owner : 0, train->distributed ? "" : ", every rank reads it", ck);
+}
+
+static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt B, Vec x, Vec t, PetscInt *perm, PetscInt *idx, PetscReal *v)
+{
+  NNParallel     p    = net->par;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)net);
+  PetscInt       N = p->ntrain, nbatches = (N + B - 1) / B, k;
+  NNShape        out;
+  PetscLogDouble tck, exposed0 = 0, block0 = 0;
+
+  PetscFunctionBegin;
   PetscCall(NNGetOutputShape(net, &out));
   k = NNShapeSize(&out);
-  PetscCall(NNCreateBatchVecs(net, &x, &t));
-  PetscCall(PetscMalloc1(net->nbatch, &idx));
-  PetscCall(NNSetTraining(net, PETSC_FALSE));
-  for (PetscInt start = 0; start < N; start += net->nbatch) {
-    PetscInt n = PetscMin(net->nbatch, N - start);
-    for (PetscInt i = 0; i < n; i++) idx[i] = start + i;
-    PetscCall(NNDataGetBatch(data, n, idx, x, t));
-    PetscCall(NNForward(net, n, x, &y));
-    PetscCall(NNLossEvaluate(net, n, y, t, &Lb, NULL));
-    if (net->lossops.classification) {
-      PetscCall(VecGetArrayRead(y, &ya));
-      PetscCall(VecGetArrayRead(t, &ta));
-      correct += CountCorrect(n, k, ya, ta);
-      PetscCall(VecRestoreArrayRead(t, &ta));
-      PetscCall(VecRestoreArrayRead(y, &ya));
+  PetscCall(PetscTime(&tck));
+  for (; net->epoch < net->epochs; net->epoch++) {
+    PetscLogDouble t0, t1;
+    PetscReal      tloss = 0, tacc = -1, lr;
+    PetscBool      pending = PETSC_FALSE;
+
+    PetscCall(PetscTime(&t0));
+    if (net->batch == 0) { /* a fresh epoch; a restarted one regenerates its permutation from the stored state */
+      net->rng_epoch     = net->rng;
+      net->epoch_loss    = 0;
+      net->epoch_correct = 0;
     }
-    L += Lb * n;
+    {
+      NNRandom r = net->rng_epoch;
+      for (PetscInt i = 0; i < N; i++) perm[i] = i;
+      if (net->shuffle) NNRandomShuffle(&r, N, perm);
+      if (net->batch == 0) net->rng = r;
+    }
+    PetscCall(NNOptSetEpoch(net->opt, net->epoch, net->epochs));
+    for (PetscInt b = net->batch; b < nbatches; b++) {
+      PetscInt  start = b * B, n = PetscMin(B, N - start), m, bad;
+      PetscReal L = 0, correct = 0, Lg;
+
+      PetscCall(NNParallelStepBegin(net, n));
+      m = p->last - p->first;
+      for (PetscInt i = 0; i < m; i++) idx[i] = p->sample0 + perm[start + p->first + i];
+      PetscCall(NNDataGetBatchOn(train, p->tcomm, m, idx, x, t));
+      bad = m ? train->badsample : -1;
+      if (net->gradcheck && net->epoch == 0 && b == 0 && m && bad < 0) {
+        PetscReal ep, ex;
+        PetscErrorCode (*hook)(NN, NNHookStage, PetscInt) = net->hook;
+        net->hook = NULL; /* a local check of this group's shard */
+        PetscCall(NNGradientCheck(net, m, x, t, net->gradcheck_tol, &ep, &ex));
+        net->hook = hook;
+      }
+      if (m && bad < 0) {
+        PetscCall(NNLossGradient(net, m, x, t, &L, NULL));
+        if (net->lossops.classification) {
+          const PetscScalar *ya, *ta;
+          PetscCall(VecGetArrayRead(net->act[net->nlayers], &ya));
+          PetscCall(VecGetArrayRead(t, &ta));
+          correct = CountCorrect(m, k, ya, ta);
+          PetscCall(VecRestoreArrayRead(t, &ta));
+          PetscCall(VecRestoreArrayRead(net->act[net->nlayers], &ya));
+        }
+      } else if (p->D > 1) PetscCall(NNParallelStepEmpty(net)); /* no samples here (or bad ones): zeros into the all-reduce */
+      PetscCall(NNParallelStepEnd(net));
+
+      /* one reduction over all ranks: every trainer's loss and count, bad data anywhere, time for a checkpoint */
+      {
+        PetscLogDouble now;
+        PetscCall(PetscArrayzero(v, 2 * p->K + 2));
+        if (!p->srank) {
+          v[2 * p->trainer]     = L * m;
+          v[2 * p->trainer + 1] = correct;
+        }
+        v[2 * p->K] = bad >= 0 ? 1 : 0;
+        PetscCall(PetscTime(&now));
+        v[2 * p->K + 1] = (net->checkpoint_seconds > 0 && now - tck >= net->checkpoint_seconds) ? 1 : 0;
+        if (p->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, v, (PetscMPIInt)(2 * p->K + 2), MPIU_REAL, MPIU_SUM, comm));
+      }
+      if (v[2 * p->K] > 0) PetscCall(NNTrainStop(net, train, bad, NULL));
+      for (PetscInt tr = 0; tr < p->K; tr++) {
+        char why[256];
+        Lg = v[2 * tr] / n;
+        if (!PetscIsInfOrNanReal(Lg)) continue;
+        PetscCall(PetscSNPrintf(why, sizeof(why), "Training stopped: the loss is %g at epoch %" PetscInt_FMT ", step %" PetscInt_FMT "%s; try a smaller -opt_learning_rate.", (double)Lg, net->epoch + 1, net->step + 1, p->K > 1 ? " on one of the trainers" : ""));
+        PetscCall(NNTrainStop(net, train, -1, why));
+      }
+      Lg = v[2 * p->trainer] / n;
+      net->epoch_loss += v[2 * p->trainer];
+      net->epoch_correct += (PetscInt)v[2 * p->trainer + 1];
+      PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
+      net->step++;
+      net->batch = b + 1;
+      if (net->stepmonitor) PetscCall((*net->stepmonitor)(net, net->epoch, net->step, Lg, net->stepmonitorctx));
+      if (p->K > 1 && net->step % p->interval == 0) PetscCall(NNTournament(net, train));
+      if (net->checkpoint[0] && ((net->checkpoint_steps > 0 && net->step % net->checkpoint_steps == 0) || v[2 * p->K + 1] > 0)) {
+        if (b + 1 < nbatches) {
+          PetscCall(NNCheckpointSave(net, net->checkpoint));
+          PetscCall(PetscTime(&tck));
+        } else pending = PETSC_TRUE; /* written with the epoch's end below */
+      }
+    }
+    PetscCall(PetscTime(&t1));
+    {
+      PetscReal Lsum = net->epoch_loss;
+      PetscInt  correct = net->epoch_correct;
+      net->batch = 0;
+      if (net->checkpoint[0] && (pending || (net->epoch + 1) % net->checkpoint_every == 0 || net->epoch + 1 == net->epochs)) {
+        net->epoch++; /* the checkpoint records the epochs completed */
+        PetscCall(NNCheckpointSave(net, net->checkpoint));
+        PetscCall(PetscTime(&tck));
+        net->epoch--;
+      }
+      if (net->monitor) {
+        char   line[512];
+        size_t len;
+        if (test) PetscCall(NNEvaluate(net, test, &tloss, &tacc));
+        PetscCall(NNOptGetLearningRate(net->opt, &lr));
+        if (p->K > 1) PetscCall(PetscSNPrintf(line, sizeof(line), "[trainer %d] ", p->trainer));
+        else line[0] = 0;
+        PetscCall(PetscStrlen(line, &len));
+        if (net->lossops.classification) {
+          PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "Epoch %3" PetscInt_FMT "/%" PetscInt_FMT ": loss %.4f  train acc %.4f", net->epoch + 1, net->epochs, (double)(Lsum / N), (double)correct / N));
+          PetscCall(PetscStrlen(line, &len));
+          if (test) PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "  test loss %.4f  test acc %.4f", (double)tloss, (double)tacc));
+        } else {
+          PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "Epoch %3" PetscInt_FMT "/%" PetscInt_FMT ": loss %.6e", net->epoch + 1, net->epochs, (double)(Lsum / N)));
+          PetscCall(PetscStrlen(line, &len));
+          if (test) PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "  test loss %.6e", (double)tloss));
+        }
+        PetscCall(PetscStrlen(line, &len));
+        PetscCall(PetscSNPrintf(line + len, sizeof(line) - len, "  lr %.3g  time %.2f s  %.1f samples/s\n", (double)lr, t1 - t0, N / (t1 - t0)));
+        /* one line per trainer, from its first rank, in trainer order */
+        if (!p->srank && !p->group) PetscCall(PetscSynchronizedPrintf(comm, "%s", line));
+        if (p->D > 1 && !p->srank && !p->group) {
+          PetscLogDouble exposed, block;
+          PetscCall(NNGetAllreduceTimes(net, &exposed, &block));
+          PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups, %" PetscInt_FMT " bucket(s): %.3f s in MPI vs %.3f s for blocking all-reduces (%.1f%% hidden behind the backward pass)\n", p->D, p->nbuckets, exposed - exposed0, block - block0, block > block0 ? 100.0 * PetscMax(0.0, 1.0 - (exposed - exposed0) / (block - block0)) : 0.0));
+          exposed0 = exposed;
+          block0   = block;
+        }
+        PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+      }
+    }
   }
-  PetscCall(NNSetTraining(net, training));
-  PetscCall(PetscFree(idx));
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&t));
-  if (loss) *loss = L / N;
-  if (accuracy) *accuracy = net->lossops.classification ? (PetscReal)correct / N : -1;
   PetscFunctionReturn(0);
 }
 
@@ -101,94 +286,63 @@ PetscErrorCode NNEvaluate(NN net, NNData data, PetscReal *loss, PetscReal *accur
 -  test - held-out data evaluated after every epoch (may be NULL)
 
    Notes:
-   Samples are shuffled every epoch by the network's seeded generator. Training resumes from
-   the epoch stored by NNCheckpointLoad(), continuing the same trajectory bitwise. A NaN or
-   infinite loss stops training with an error; the last checkpoint written is kept.
+   Samples are shuffled every epoch by the network's seeded generator. Training resumes from the
+   epoch and batch stored by NNCheckpointLoad(), continuing the same trajectory bitwise. A NaN or
+   infinite loss, or a training sample with a NaN or infinite value, stops training on every
+   rank with the same error; the last checkpoint written is kept.
+
+   With data groups (NNSetProcessGrid(), -nn_data_groups D) the batch size is the global batch:
+   group g trains on samples [n g/D, n (g+1)/D) of every batch of n samples, drawn from the same
+   permutation as on one rank, and the gradients are averaged by all-reduce during the backward
+   pass (NNSetBucketSize()), so the trajectory equals one rank's up to rounding (batch
+   normalization aside: its statistics are those of the group's shard, its running statistics
+   follow the first group). Dropout masks are drawn where one rank would draw them.
 
    Options Database Keys:
-+  -nn_monitor - per-epoch loss, accuracy, time and throughput
--  -nn_checkpoint <file> - checkpoint after every -nn_checkpoint_every epochs
++  -nn_monitor - per-epoch loss, accuracy, time and throughput (and all-reduce times with data groups)
+.  -nn_checkpoint <file> - checkpoint after every -nn_checkpoint_every epochs
+.  -nn_checkpoint_steps <n> - and every n steps
+-  -nn_checkpoint_seconds <s> - and every s seconds
 
    Level: beginner
 
-.seealso: `NNSetFromOptions()`, `NNEvaluate()`, `NNCheckpointLoad()`, `NNTrainTao()`
+.seealso: `NNSetFromOptions()`, `NNEvaluate()`, `NNCheckpointLoad()`, `NNTrainTao()`, `NNSetProcessGrid()`, `NNTrainMonitorSet()`
 @*/
 PetscErrorCode NNTrain(NN net, NNData train, NNData test)
 {
-  PetscInt           N, k, *perm;
-  Vec                x, t;
-  NNShape            out;
-  MPI_Comm           comm;
-  PetscViewer        viewer;
+  NNParallel     p = NULL;
+  PetscInt       B, cap, *perm, *idx;
+  PetscReal     *v;
+  Vec            x, t;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
-  PetscCall(PetscViewerASCIIGetStdout(comm, &viewer));
   PetscCall(NNCheckData(net, train));
   if (test) PetscCall(NNCheckData(net, test));
-  PetscCall(NNDataGetNumSamples(train, &N));
-  PetscCall(NNGetOutputShape(net, &out));
-  k = NNShapeSize(&out);
+  PetscCall(NNParallelGet(net, &p));
+  PetscCall(NNParallelSetPartition(net, train));
+  B   = net->nbatch; /* the global batch; every data group holds at most cap samples of it */
+  cap = (B + p->D - 1) / p->D;
+  if (cap != B) PetscCall(NNSetBatchSize(net, cap));
+  PetscCall(NNSetUp(net));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
-  PetscCall(PetscMalloc1(N, &perm));
+  PetscCall(PetscMalloc1(p->ntrain, &perm));
+  PetscCall(PetscMalloc1(cap, &idx));
+  PetscCall(PetscMalloc1(2 * p->K + 2, &v)); /* what every step reduces */
   PetscCall(NNSetTraining(net, PETSC_TRUE));
-
-  for (; net->epoch < net->epochs; net->epoch++) {
-    PetscLogDouble t0, t1;
-    PetscReal      Lsum = 0, tloss = 0, tacc = -1, lr;
-    PetscInt       correct = 0;
-
-    PetscCall(PetscTime(&t0));
-    PetscCall(NNOptSetEpoch(net->opt, net->epoch, net->epochs));
-    for (PetscInt i = 0; i < N; i++) perm[i] = i;
-    if (net->shuffle) NNRandomShuffle(&net->rng, N, perm);
-    for (PetscInt start = 0; start < N; start += net->nbatch) {
-      PetscInt           n = PetscMin(net->nbatch, N - start);
-      PetscReal          L;
-      const PetscScalar *ya, *ta;
-
-      PetscCall(NNDataGetBatch(train, n, perm + start, x, t));
-      if (net->gradcheck && net->epoch == 0 && start == 0) {
-        PetscReal ep, ex;
-        PetscCall(NNGradientCheck(net, n, x, t, net->gradcheck_tol, &ep, &ex));
-      }
-      PetscCall(NNLossGradient(net, n, x, t, &L, NULL));
-      PetscCheck(!PetscIsInfOrNanReal(L), comm, PETSC_ERR_FP, "Training stopped: the loss is %g at epoch %" PetscInt_FMT ", step %" PetscInt_FMT "%s%s%s; try a smaller -opt_learning_rate", (double)L, net->epoch + 1, net->step, net->checkpoint[0] ? ". The last checkpoint " : "", net->checkpoint, net->checkpoint[0] ? " is intact" : "");
-      Lsum += L * n;
-      if (net->lossops.classification) {
-        PetscCall(VecGetArrayRead(net->act[net->nlayers], &ya));
-        PetscCall(VecGetArrayRead(t, &ta));
-        correct += CountCorrect(n, k, ya, ta);
-        PetscCall(VecRestoreArrayRead(t, &ta));
-        PetscCall(VecRestoreArrayRead(net->act[net->nlayers], &ya));
-      }
-      PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
-      net->step++;
-    }
-    PetscCall(PetscTime(&t1));
-    if (net->checkpoint[0] && ((net->epoch + 1) % net->checkpoint_every == 0 || net->epoch + 1 == net->epochs)) {
-      net->epoch++; /* the checkpoint records the epochs completed */
-      PetscCall(NNCheckpointSave(net, net->checkpoint));
-      net->epoch--;
-    }
-    if (net->monitor) {
-      if (test) PetscCall(NNEvaluate(net, test, &tloss, &tacc));
-      PetscCall(NNOptGetLearningRate(net->opt, &lr));
-      if (net->lossops.classification) {
-        PetscCall(PetscViewerASCIIPrintf(viewer, "Epoch %3" PetscInt_FMT "/%" PetscInt_FMT ": loss %.4f  train acc %.4f", net->epoch + 1, net->epochs, (double)(Lsum / N), (double)correct / N));
-        if (test) PetscCall(PetscViewerASCIIPrintf(viewer, "  test loss %.4f  test acc %.4f", (double)tloss, (double)tacc));
-      } else {
-        PetscCall(PetscViewerASCIIPrintf(viewer, "Epoch %3" PetscInt_FMT "/%" PetscInt_FMT ": loss %.6e", net->epoch + 1, net->epochs, (double)(Lsum / N)));
-        if (test) PetscCall(PetscViewerASCIIPrintf(viewer, "  test loss %.6e", (double)tloss));
-      }
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  lr %.3g  time %.2f s  %.1f samples/s\n", (double)lr, t1 - t0, N / (t1 - t0)));
-    }
-  }
+  if (p->K > 1 && p->trainer > 0 && net->step == 0 && net->epoch == 0 && net->batch == 0) NNRandomSeed(&net->rng, (uint64_t)net->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)p->trainer); /* the trainer's own stream */
+  ierr = NNParallelTrainBegin(net, x);
+  if (!ierr) ierr = NNTrainEpochs(net, train, test, B, x, t, perm, idx, v);
+  PetscCall(NNParallelTrainEnd(net));
   PetscCall(NNSetTraining(net, PETSC_FALSE));
+  if (cap != B) PetscCall(NNSetBatchSize(net, B));
   PetscCall(PetscFree(perm));
+  PetscCall(PetscFree(idx));
+  PetscCall(PetscFree(v));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

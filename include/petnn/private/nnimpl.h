@@ -79,9 +79,13 @@ struct _p_NNLayer {
   const PetscScalar *theta;  /* valid during forward and backward */
   PetscScalar       *buf;    /* valid during forward and backward */
 
-  /* nested layers (residual blocks, later ODE vector fields) */
+  /* nested layers (residual blocks, ODE vector fields) */
   PetscInt  nchildren;
   NNLayer  *children;
+  /* the children's slices stored ncopies times (0 or 1: once), copy k at k*pcopy (k*bcopy) entries after
+     copy 0, its tensors named "<layer>.<k>.<child>...": ODE blocks with one parameter set per time step.
+     The owning type sets ncopies before the network lays out; NNSetUp() sets pcopy and bcopy. */
+  PetscInt  ncopies, pcopy, bcopy;
 
   NNRandom   *rng;       /* the network's generator (dropout masks, initialization) */
   const char *inputname; /* what produces the input (previous layer or "the network input"), for error messages */
@@ -178,9 +182,31 @@ struct _p_NNData {
   char     *filename; /* the main file (binary, HDF5); IDX uses its own pair */
   PetscBool setupcalled;
   void     *data;
+  /* distributed data sets (src/data.c): rank r of the data set's communicator holds the contiguous
+     rows [rstart, rend) in memory and serves them to the other ranks; getbatch gets local row
+     indices (global index - rstart). Not distributed: every rank holds all rows, rstart = 0. */
+  PetscBool distribute;  /* option -data_distribute: split the rows over the ranks (default) */
+  PetscBool distributed; /* set up distributed (more than one rank and distribute) */
+  PetscInt  rstart, rend;
+  PetscInt  badsample;   /* first sample of the last batch with a NaN/Inf feature or target, -1 if none */
 };
 
+/* data sets: set the total number of samples and the rows this rank reads (types call it in setup) */
+PETSC_INTERN PetscErrorCode NNDataSetSizes_Private(NNData, PetscInt);
+/* gathers samples idx[0..n) (global indices) exchanging rows over xcomm, a communicator whose ranks own
+   all the requested rows; collective on xcomm when the data set is distributed, n may be 0 */
+PETSC_INTERN PetscErrorCode NNDataGetBatchOn(NNData, MPI_Comm, PetscInt, const PetscInt[], Vec, Vec);
+PETSC_INTERN PetscErrorCode NNDataGetOwner(NNData, PetscInt, PetscMPIInt *);
+
 /* ---------------------------------------------------------------- networks */
+typedef struct _n_NNParallel *NNParallel;
+typedef enum {
+  NN_HOOK_FORWARD_BEGIN, /* before top-level layer i's forward pass */
+  NN_HOOK_FORWARD_END,   /* after it */
+  NN_HOOK_BACKWARD_END,  /* after layer i's backward pass: its parameter gradient is final */
+  NN_HOOK_BACKWARD_DONE  /* after the whole backward pass (i = -1), the gradient array still held */
+} NNHookStage;
+
 struct _p_NN {
   PETSCHEADER(int);
   NNShape   inshape;
@@ -209,6 +235,20 @@ struct _p_NN {
   PetscInt  checkpoint_every;
   PetscBool gradcheck;
   PetscReal gradcheck_tol;
+  PetscInt  checkpoint_steps;   /* also checkpoint every this many optimizer steps (0: off) */
+  PetscReal checkpoint_seconds; /* also checkpoint when this many seconds passed since the last one (0: off) */
+  PetscInt  batch;              /* minibatches done in the current epoch: restarts continue mid-epoch */
+  NNRandom  rng_epoch;          /* generator state before the current epoch's shuffle (regenerates its permutation) */
+  PetscReal epoch_loss;         /* sum over the current epoch's batches so far of mean loss * samples */
+  PetscInt  epoch_correct;      /* correctly classified training samples so far in the current epoch */
+  PetscErrorCode (*stepmonitor)(NN, PetscInt, PetscInt, PetscReal, void *); /* NNTrainMonitorSet() */
+  void          *stepmonitorctx;
+  PetscErrorCode (*stepmonitordestroy)(void **);
+  /* process grid (trainers x data groups x spatial ranks) and data-parallel state, src/parallel.c */
+  NNParallel par;
+  /* while data-parallel training runs: called around every top-level layer's forward pass and
+     after its backward pass (gradient buckets, random-number streams); NULL otherwise */
+  PetscErrorCode (*hook)(NN, NNHookStage, PetscInt);
 };
 
 /* networks with spatial input or output (src/nn_spatial.c) */
@@ -221,6 +261,12 @@ PETSC_INTERN PetscErrorCode NNPredictSpatial(NN, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);
 typedef PetscErrorCode (*NNTensorVisitor)(NN, NNLayer, const char *, NNTensor *, void *);
 PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
+
+/* process grid (src/parallel.c) */
+PETSC_INTERN MPI_Comm       NNGetLayerComm(NN); /* the layers' communicator: the rank's spatial group */
+PETSC_INTERN PetscErrorCode NNSetFromOptions_Parallel(NN, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNParallelDestroy(NNParallel *);
+PETSC_INTERN PetscErrorCode NNParallelView(NN, PetscViewer);
 
 /* HDF5 helpers (rank 0 of the caller does the file work) */
 PETSC_INTERN PetscErrorCode NNH5WriteArray(int64_t, const char[], PetscInt, const PetscInt[], const PetscScalar[]);

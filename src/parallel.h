@@ -1,0 +1,70 @@
+/*
+   Process grid, data-parallel training and tournaments: private to src/parallel*.c, train.c,
+   checkpoint.c and data.c.
+
+   The network's communicator (size P) is split into K trainers x D data groups x S spatial ranks,
+   P = K*D*S, in this order of world ranks:  rank = (trainer*D + group)*S + srank.
+     tcomm  - the D*S ranks of one trainer (an independent model; K > 1 only with tournaments)
+     scomm  - the S ranks of one data group: the layers' communicator (DMDA decomposition of samples)
+     dcomm  - the D ranks of a trainer with the same spatial rank: the gradient all-reduce
+   Parameters are replicated on every rank of a trainer.
+*/
+#pragma once
+#include <petnn/private/nnimpl.h>
+
+typedef struct {
+  PetscInt lo, hi;  /* slice of the parameter/gradient array */
+  PetscInt trigger; /* top-level layer whose backward pass completes the slice */
+} NNBucket;
+
+struct _n_NNParallel {
+  PetscInt    K, D, S;
+  PetscMPIInt size, rank;             /* in the network's communicator */
+  PetscMPIInt trainer, group, srank;  /* this rank's trainer, data group within it, rank in its spatial group */
+  MPI_Comm    tcomm, dcomm, scomm;
+
+  /* gradient buckets (all-reduced over dcomm during the backward pass) */
+  PetscReal    bucket_mb;             /* bucket size in MB; 0: one bucket per layer with parameters */
+  PetscInt     nbuckets, nlaunched;
+  NNBucket    *buckets;               /* in launch order: last layers first */
+  MPI_Request *req;
+
+  /* the current training step */
+  PetscBool active;                   /* a training step is running: the hook acts */
+  PetscInt  n, first, last;           /* samples in the global batch, this group's shard [first,last) */
+  PetscReal weight;                   /* (last-first)/n: this group's share of the mean gradient */
+  PetscInt  nhook;                    /* layers the hook arrays below were sized for */
+  PetscInt *draws;                    /* random numbers each top-level layer draws per sample (dropout) */
+  NNRandom *probe;                    /* generator states around each layer during the probe */
+  PetscBool probing;
+
+  /* communication statistics since the start of training */
+  PetscLogDouble t_exposed;           /* time inside MPI calls of the all-reduce (launch, test, wait) */
+  PetscLogDouble t_block;             /* one blocking MPI_Allreduce of the whole gradient (measured) */
+  PetscInt       nreduce;             /* steps whose gradient was all-reduced */
+
+  /* tournament training */
+  PetscInt interval, tsamples;        /* steps between tournaments, tournament-set size per trainer */
+  PetscInt ntour;                     /* tournaments held */
+
+  /* this trainer's training samples: global indices sample0 + [0, ntrain); tournament set tour0 + [0, tsamples) */
+  PetscInt sample0, ntrain, tour0;
+};
+
+PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_DataExchange, NN_Broadcast, NN_Tournament;
+
+PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
+PETSC_INTERN PetscErrorCode NNParallelGet(NN, NNParallel *);                      /* creates the default grid */
+PETSC_INTERN void           NNParallelShard(PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode NNParallelTrainBegin(NN, Vec);
+PETSC_INTERN PetscErrorCode NNParallelTrainEnd(NN);
+PETSC_INTERN PetscErrorCode NNParallelStepBegin(NN, PetscInt);
+PETSC_INTERN PetscErrorCode NNParallelStepEmpty(NN);
+PETSC_INTERN PetscErrorCode NNParallelStepEnd(NN);
+PETSC_INTERN PetscErrorCode NNParallelSetPartition(NN, NNData);
+PETSC_INTERN PetscErrorCode NNParallelFileName(NN, const char[], size_t, char[]);
+PETSC_INTERN PetscErrorCode NNTournament(NN, NNData);
+PETSC_INTERN PetscErrorCode NNEvaluateRange(NN, NNData, MPI_Comm, PetscInt, PetscInt, PetscReal *, PetscReal *);
+PETSC_INTERN PetscErrorCode NNCollectiveError(MPI_Comm, PetscErrorCode, PetscBool, const char[]);
+PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBool, const char[], const char[]);
+PETSC_INTERN void           NNRandomSkip(NNRandom *, PetscInt64);

@@ -1,0 +1,87 @@
+/*
+   Tournament training (LBANN's "LTFB", livermore tournament fast batch): K trainers train
+   independent copies of the network on their own parts of the data; every M steps they are
+   paired at random, swap models, and each keeps whichever of the two has the smaller loss on its
+   own tournament set. A trainer that adopts its partner's model keeps its own optimizer state
+   (moments, step count), as LBANN does.
+*/
+#include "parallel.h"
+
+/* one tournament, collective on the network's communicator (all trainers take part) */
+PetscErrorCode NNTournament(NN net, NNData train)
+{
+  NNParallel   p    = net->par;
+  MPI_Comm     comm = PetscObjectComm((PetscObject)net);
+  PetscInt     K = p->K, T = p->D * p->S, round = net->step / p->interval, *perm, partner = -1, np, nb;
+  PetscReal    mine[5], *all = NULL, Lown, Lother = 0;
+  PetscBool    adopt = PETSC_FALSE;
+  NNRandom     r;
+  Vec          theta0, buf0;
+  PetscScalar *a, *b;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(NN_Tournament, net, 0, 0, 0));
+  /* the pairing: a generator seeded by the network's seed and the round, the same on every rank */
+  NNRandomSeed(&r, (uint64_t)net->seed ^ (0xd1b54a32d192ed03ULL * (uint64_t)(round + 1)));
+  PetscCall(PetscMalloc1(K, &perm));
+  for (PetscInt i = 0; i < K; i++) perm[i] = i;
+  NNRandomShuffle(&r, K, perm);
+  for (PetscInt q = 0; q + 1 < K; q += 2) {
+    if (perm[q] == p->trainer) partner = perm[q + 1];
+    if (perm[q + 1] == p->trainer) partner = perm[q];
+  }
+  PetscCall(PetscFree(perm));
+
+  PetscCall(NNEvaluateRange(net, train, p->tcomm, p->tour0, p->tsamples, &Lown, NULL));
+  if (partner >= 0) { /* rank i of one trainer swaps models with rank i of the other */
+    PetscMPIInt peer = (PetscMPIInt)(partner * T + (p->rank - p->trainer * T));
+    PetscCall(VecGetSize(net->theta, &np));
+    PetscCall(VecGetSize(net->buf, &nb));
+    PetscCall(VecDuplicate(net->theta, &theta0));
+    PetscCall(VecDuplicate(net->buf, &buf0));
+    PetscCall(VecCopy(net->theta, theta0));
+    PetscCall(VecCopy(net->buf, buf0));
+    PetscCall(VecGetArray(theta0, &a));
+    PetscCall(VecGetArray(net->theta, &b));
+    PetscCallMPI(MPI_Sendrecv(a, (PetscMPIInt)np, MPIU_SCALAR, peer, 0, b, (PetscMPIInt)np, MPIU_SCALAR, peer, 0, comm, MPI_STATUS_IGNORE));
+    PetscCall(VecRestoreArray(net->theta, &b));
+    PetscCall(VecRestoreArray(theta0, &a));
+    if (nb) {
+      PetscCall(VecGetArray(buf0, &a));
+      PetscCall(VecGetArray(net->buf, &b));
+      PetscCallMPI(MPI_Sendrecv(a, (PetscMPIInt)nb, MPIU_SCALAR, peer, 1, b, (PetscMPIInt)nb, MPIU_SCALAR, peer, 1, comm, MPI_STATUS_IGNORE));
+      PetscCall(VecRestoreArray(net->buf, &b));
+      PetscCall(VecRestoreArray(buf0, &a));
+    }
+    PetscCall(NNEvaluateRange(net, train, p->tcomm, p->tour0, p->tsamples, &Lother, NULL));
+    adopt = (PetscBool)(Lother < Lown); /* the same decision on every rank of the trainer: the losses are reduced over it */
+    if (!adopt) {
+      PetscCall(VecCopy(theta0, net->theta));
+      PetscCall(VecCopy(buf0, net->buf));
+    }
+    PetscCall(VecDestroy(&theta0));
+    PetscCall(VecDestroy(&buf0));
+  }
+
+  /* the outcome, printed by the first rank in trainer order */
+  mine[0] = p->trainer;
+  mine[1] = partner;
+  mine[2] = Lown;
+  mine[3] = Lother;
+  mine[4] = adopt;
+  if (!p->rank) PetscCall(PetscMalloc1(5 * p->size, &all));
+  PetscCallMPI(MPI_Gather(mine, 5, MPIU_REAL, all, 5, MPIU_REAL, 0, comm));
+  if (net->monitor && !p->rank) {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "Tournament %" PetscInt_FMT " after step %" PetscInt_FMT ":\n", round, net->step));
+    for (PetscInt t = 0; t < K; t++) {
+      const PetscReal *o = all + 5 * t * T;
+      if (o[1] < 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "  trainer %" PetscInt_FMT " sits out (tournament loss %.4f)\n", t, (double)o[2]));
+      else if (o[4] > 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "  trainer %" PetscInt_FMT " vs trainer %d: tournament loss %.4f (own) vs %.4f: adopts trainer %d's model\n", t, (int)o[1], (double)o[2], (double)o[3], (int)o[1]));
+      else PetscCall(PetscPrintf(PETSC_COMM_SELF, "  trainer %" PetscInt_FMT " vs trainer %d: tournament loss %.4f (own) vs %.4f: keeps its own model\n", t, (int)o[1], (double)o[2], (double)o[3]));
+    }
+  }
+  PetscCall(PetscFree(all));
+  p->ntour++;
+  PetscCall(PetscLogEventEnd(NN_Tournament, net, 0, 0, 0));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,263 @@
+/* Public setters and getters of the neural-ODE block (type-specific: no-ops on other layer types). */
+#include <petnn/private/odeimpl.h>
+
+/*@C
+   NNLayerODEAddLayer - appends a layer to the vector field f of an ODE block
+
+   Input Parameters:
++  l - the ODE block
+.  type - type of the new layer (NULL: from -<name>_type)
+-  name - its name (options prefix "<name>_", checkpoint names "<block>.<name>.<tensor>", or
+          "<block>.<k>.<name>.<tensor>" with per-step parameters)
+
+   Output Parameter:
+.  inner - the new layer (borrowed reference), may be NULL
+
+   Options Database Key:
+.  -<prefix>layers <a,b,c> - the layers of f
+
+   Level: beginner
+
+.seealso: `NNLAYERODE`, `NNLayerResidualAddLayer()`
+@*/
+PetscErrorCode NNLayerODEAddLayer(NNLayer l, NNLayerType type, const char name[], NNLayer *inner)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  if (inner) *inner = NULL;
+  PetscTryMethod(l, "NNLayerODEAddLayer_C", (NNLayer, NNLayerType, const char[], NNLayer *), (l, type, name, inner));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetTime - sets the final time T of an ODE block (it integrates on [0, T])
+
+   Options Database Key:
+.  -<prefix>time <T> - final time (default 1; -<prefix>ts_max_time sets it too)
+
+   Level: beginner
+
+.seealso: `NNLAYERODE`, `NNLayerODESetSteps()`
+@*/
+PetscErrorCode NNLayerODESetTime(NNLayer l, PetscReal T)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetTime_C", (NNLayer, PetscReal), (l, T));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetSteps - sets the number N of fixed time steps of an ODE block (h = T/N)
+
+   Options Database Keys:
++  -<prefix>steps <N> - number of steps (default 4)
+-  -<prefix>ts_max_steps <N> - the same (takes precedence)
+
+   Notes:
+   With per-step parameters N is also the number of parameter sets. TS adaptivity is turned off.
+
+   Level: beginner
+
+.seealso: `NNLAYERODE`, `NNLayerODESetTime()`, `NNLayerODESetParameters()`
+@*/
+PetscErrorCode NNLayerODESetSteps(NNLayer l, PetscInt N)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetSteps_C", (NNLayer, PetscInt), (l, N));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetParameters - shares f's parameters over time, or gives every time step its own set
+
+   Options Database Key:
+.  -<prefix>parameters <shared,per_step> - default shared
+
+   Notes:
+   Per-step parameters make the block a ResNet written as an ODE: step k (all of its stages) uses
+   set k. The block's parameter slice holds the N sets one after the other, named
+   "<block>.<k>.<layer>.<tensor>" in checkpoints (as a torch.nn.ModuleList of N copies of f), each
+   initialized on its own.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNODEParameters`
+@*/
+PetscErrorCode NNLayerODESetParameters(NNLayer l, NNODEParameters p)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetParameters_C", (NNLayer, NNODEParameters), (l, p));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetScheme - integrates with PETSc's TS and TSAdjoint, or runs the discrete residual stack
+
+   Options Database Key:
+.  -<prefix>scheme <ts,discrete> - default ts
+
+   Notes:
+   The discrete scheme is x_{k+1} = x_k + h f(x_k, theta_k, t_k) with the children's hand-written
+   forward and backward passes; it computes what TS rk 1fe computes.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNODEScheme`
+@*/
+PetscErrorCode NNLayerODESetScheme(NNLayer l, NNODEScheme s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetScheme_C", (NNLayer, NNODEScheme), (l, s));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetCheckpoints - bounds the memory of the backward pass to K stored states
+
+   Options Database Key:
+.  -<prefix>checkpoints <K> - stored states (default 0: keep every step's solution and stages)
+
+   Notes:
+   With K > 0 the forward pass keeps only the states at the starts of K segments of ceil(N/K) steps;
+   the backward pass re-solves each segment from its stored state (one extra forward pass in all,
+   log event NNODERecompute) before the segment's adjoint. The gradients are bitwise identical to
+   those without checkpointing. The discrete scheme always stores every state.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNLayerODEGetStorage()`, `NNLayerODEGetTimes()`
+@*/
+PetscErrorCode NNLayerODESetCheckpoints(NNLayer l, PetscInt K)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetCheckpoints_C", (NNLayer, PetscInt), (l, K));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetTimeInput - gives the vector field the time t as an extra input feature, f(u, t)
+
+   Options Database Key:
+.  -<prefix>time_input - default false
+
+   Notes:
+   For 1-d (feature) states: f's first layer sees S+1 features per sample, the last one t.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`
+@*/
+PetscErrorCode NNLayerODESetTimeInput(NNLayer l, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetTimeInput_C", (NNLayer, PetscBool), (l, flg));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetObservationTimes - makes the block output the states at several times (a trajectory)
+
+   Input Parameters:
++  l - the ODE block
+.  nobs - number of times (0: output u(T))
+-  times - increasing times in [0, T], each a multiple of the step h = T/N
+
+   Options Database Key:
+.  -<prefix>observation_times <t1,t2,...> - the times
+
+   Notes:
+   The output shape is (nobs, state shape): per sample the observed states one after the other, so
+   an MSE loss on the output is a loss on the trajectory. The integration stops at the last time.
+   Sequential (dense) states only.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`
+@*/
+PetscErrorCode NNLayerODESetObservationTimes(NNLayer l, PetscInt nobs, const PetscReal times[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetObservationTimes_C", (NNLayer, PetscInt, const PetscReal[]), (l, nobs, times));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODEGetTS - gets the TS of an ODE block (after NNSetUp()), e.g. to add a monitor
+
+   Output Parameter:
+.  ts - the TS (NULL for other layer types); do not change its solution, RHS or Jacobians
+
+   Notes:
+   The TS is made at set up for the activation layout (PETSC_COMM_SELF for sequential states,
+   the DMDA's communicator for spatial ones), with options prefix "<block>_".
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`
+@*/
+PetscErrorCode NNLayerODEGetTS(NNLayer l, TS *ts)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  *ts = NULL;
+  PetscTryMethod(l, "NNLayerODEGetTS_C", (NNLayer, TS *), (l, ts));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODEGetStorage - memory held for the backward pass by the last training forward pass
+
+   Output Parameters:
++  nstates - state-sized Vecs held at the peak (checkpoints: the stored states plus one segment's trajectory)
+.  bytes - their bytes on this rank
+.  nfull - state-sized Vecs full storage holds (every step's solution and stage Vecs)
+-  bytesfull - their bytes on this rank
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNLayerODESetCheckpoints()`, `NNLayerODEGetTimes()`
+@*/
+PetscErrorCode NNLayerODEGetStorage(NNLayer l, PetscInt *nstates, PetscLogDouble *bytes, PetscInt *nfull, PetscLogDouble *bytesfull)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  if (nstates) *nstates = 0;
+  if (bytes) *bytes = 0;
+  if (nfull) *nfull = 0;
+  if (bytesfull) *bytesfull = 0;
+  PetscTryMethod(l, "NNLayerODEGetStorage_C", (NNLayer, PetscInt *, PetscLogDouble *, PetscInt *, PetscLogDouble *), (l, nstates, bytes, nfull, bytesfull));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODEGetTimes - wall-clock seconds an ODE block spent, summed over its passes so far
+
+   Output Parameters:
++  forward - forward passes (TSSolve)
+.  adjoint - backward passes without the recomputation (TSAdjointSolve)
+-  recompute - re-solving segments before their adjoints (checkpointing)
+
+   Notes:
+   The same split is in -log_view as the events NNODEForward, NNODEAdjoint and NNODERecompute.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNLayerODEGetStorage()`
+@*/
+PetscErrorCode NNLayerODEGetTimes(NNLayer l, PetscLogDouble *forward, PetscLogDouble *adjoint, PetscLogDouble *recompute)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  if (forward) *forward = 0;
+  if (adjoint) *adjoint = 0;
+  if (recompute) *recompute = 0;
+  PetscTryMethod(l, "NNLayerODEGetTimes_C", (NNLayer, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *), (l, forward, adjoint, recompute));
+  PetscFunctionReturn(0);
+}
