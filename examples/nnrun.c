@@ -133,6 +133,11 @@ int main(int argc, char **argv)
        args: -nn_epochs 2 -opt_type adamw -opt_schedule cosine -fc1_units 64 -fc2_units 32
 
    test:
+     suffix: odenet
+     requires: fashion_mnist
+     args: -options_file fashion_odenet.opts -nn_epochs 1 -nn_batch_size 32 -train_data_max_samples 128 -test_data_max_samples 128 -ode1_checkpoints 2 -nn_view -conv1_threads 1 -f1_threads 1 -f2_threads 1
+
+   test:
      suffix: yaml
      requires: fashion_mnist yaml
      args: -options_file_yaml fashion_mlp.yaml -nn_epochs 1 -train_data_max_samples 3000 -test_data_max_samples 1000 -options_left
