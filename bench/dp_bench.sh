@@ -38,6 +38,9 @@ echo "1 rank:                  $t1 s/epoch (whole run: $c1 s CPU)"
 echo "2 ranks (2 data groups): $t2 s/epoch (whole run: $c2 s CPU on the slower rank)"
 echo "speed-up: $(python3 -c "print(f'{$t1/$t2:.2f}')")x wall clock, $(python3 -c "print(f'{$c1/$c2:.2f}')")x CPU time"
 grep "all-reduce" "$out/two.log" | tail -1
+$mpiexec -n 2 $nnrun $common -nn_data_groups 2 -nn_shard_optimizer > "$out/shard.log"
+t3=$(last_epoch_time "$out/shard.log")
+echo "2 ranks, sharded optimizer step (-nn_shard_optimizer): $t3 s/epoch   speed-up $(python3 -c "print(f'{$t1/$t3:.2f}')")x wall clock"
 grep -E "^(NNAllreduceLaunch|NNAllreduceWait|NNDataExchange|NNBackward|NNOptStep) " "$out/two.log" | awk '{printf "  -log_view (2 ranks) %-18s max time %s s\n", $1, $4}'
 
 # one checkpoint per epoch (-nn_checkpoint, every epoch by default), 1 rank

@@ -230,6 +230,7 @@ PETSC_EXTERN PetscErrorCode NNSetProcessGrid(NN, PetscInt, PetscInt);           
 PETSC_EXTERN PetscErrorCode NNGetProcessGrid(NN, PetscInt *, PetscInt *, PetscInt *);      /* trainers, data groups, spatial ranks */
 PETSC_EXTERN PetscErrorCode NNGetProcessGridComms(NN, MPI_Comm *, MPI_Comm *, MPI_Comm *); /* trainer, data, spatial */
 PETSC_EXTERN PetscErrorCode NNSetBucketSize(NN, PetscReal);
+PETSC_EXTERN PetscErrorCode NNSetOptimizerSharding(NN, PetscBool);
 PETSC_EXTERN PetscErrorCode NNSetTournament(NN, PetscInt, PetscInt);
 PETSC_EXTERN PetscErrorCode NNGetAllreduceTimes(NN, PetscLogDouble *, PetscLogDouble *);
 PETSC_EXTERN PetscErrorCode NNSetCheckpointInterval(NN, PetscInt, PetscReal);
@@ -312,6 +313,12 @@ typedef enum {
 } NNODEScheme;
 PETSC_EXTERN const char *const NNODESchemes[];
 
+typedef enum {
+  NNODE_PARALLEL_NONE, /* every rank of the layer communicator runs all steps (layer-serial) */
+  NNODE_PARALLEL_MGRIT /* layer-parallel: MGRIT over the steps, each rank owning a chunk (ts/odeblock_mgrit.c) */
+} NNODEParallel;
+PETSC_EXTERN const char *const NNODEParallelTypes[];
+
 PETSC_EXTERN PetscErrorCode NNLayerODEAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
 PETSC_EXTERN PetscErrorCode NNLayerODESetTime(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerODESetSteps(NNLayer, PetscInt);
@@ -323,6 +330,8 @@ PETSC_EXTERN PetscErrorCode NNLayerODESetObservationTimes(NNLayer, PetscInt, con
 PETSC_EXTERN PetscErrorCode NNLayerODEGetTS(NNLayer, TS *);
 PETSC_EXTERN PetscErrorCode NNLayerODEGetStorage(NNLayer, PetscInt *, PetscLogDouble *, PetscInt *, PetscLogDouble *);
 PETSC_EXTERN PetscErrorCode NNLayerODEGetTimes(NNLayer, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *);
+PETSC_EXTERN PetscErrorCode NNLayerODESetParallel(NNLayer, NNODEParallel);
+PETSC_EXTERN PetscErrorCode NNLayerODEGetMGRIT(NNLayer, NNMGRIT *);
 /* the learned vector field f outside the block (ts/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
 PETSC_EXTERN PetscErrorCode NNComputeODEField(NN, NNLayer, PetscReal, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNODERHSFunction(TS, PetscReal, Vec, Vec, void *);

@@ -306,6 +306,39 @@ PetscErrorCode NNOptStep(NNOpt o, Vec theta, Vec g)
   PetscFunctionReturn(0);
 }
 
+/* One optimizer step on the entries [lo, hi) of the parameters, given their gradient g[0..hi-lo): the
+   step of a sharded optimizer (data-parallel training, src/parallel.c). The parameters and every
+   state vector are seen through Vecs over their [lo, hi) slices, so any optimizer type works. */
+PetscErrorCode NNOptStepRange(NNOpt o, PetscInt lo, PetscInt hi, Vec theta, const PetscScalar g[])
+{
+  Vec            vt, vg, full[NN_OPT_MAX_STATE], part[NN_OPT_MAX_STATE];
+  PetscScalar   *t, *a[NN_OPT_MAX_STATE];
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(o, NNOPT_CLASSID, 1);
+  PetscCall(VecGetArray(theta, &t));
+  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, hi - lo, t + lo, &vt));
+  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, hi - lo, g, &vg));
+  for (PetscInt i = 0; i < o->nstate; i++) {
+    full[i] = o->state[i];
+    PetscCall(VecGetArray(full[i], &a[i]));
+    PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, hi - lo, a[i] + lo, &part[i]));
+    o->state[i] = part[i];
+  }
+  ierr = NNOptStep(o, vt, vg);
+  for (PetscInt i = 0; i < o->nstate; i++) {
+    o->state[i] = full[i];
+    PetscCall(VecRestoreArray(full[i], &a[i]));
+    PetscCall(VecDestroy(&part[i]));
+  }
+  PetscCall(VecDestroy(&vg));
+  PetscCall(VecDestroy(&vt));
+  PetscCall(VecRestoreArray(theta, &t));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
 /*@C
    NNOptView - prints the optimizer and its settings
 

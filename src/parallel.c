@@ -16,7 +16,7 @@
 #include "parallel.h"
 #include <string.h>
 
-PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_DataExchange, NN_Broadcast, NN_Tournament;
+PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
 
 static PetscBool NNParallelEventsRegistered = PETSC_FALSE;
 
@@ -36,6 +36,7 @@ PetscErrorCode NNParallelRegisterEvents(void)
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscLogEventRegister("NNAllreduceLaunch", NN_CLASSID, &NN_AllreduceLaunch));
   PetscCall(PetscLogEventRegister("NNAllreduceWait", NN_CLASSID, &NN_AllreduceWait));
+  PetscCall(PetscLogEventRegister("NNAllgather", NN_CLASSID, &NN_Allgather));
   PetscCall(PetscLogEventRegister("NNDataExchange", NNDATA_CLASSID, &NN_DataExchange));
   PetscCall(PetscLogEventRegister("NNBroadcast", NN_CLASSID, &NN_Broadcast));
   PetscCall(PetscLogEventRegister("NNTournament", NN_CLASSID, &NN_Tournament));
@@ -115,6 +116,9 @@ PetscErrorCode NNParallelDestroy(NNParallel *p)
   PetscCall(PetscFree((*p)->req));
   PetscCall(PetscFree((*p)->draws));
   PetscCall(PetscFree((*p)->probe));
+  PetscCall(PetscFree2((*p)->pcount, (*p)->pdispl));
+  PetscCall(PetscFree((*p)->rcount));
+  PetscCall(PetscFree((*p)->gslice));
   PetscCall(PetscFree(*p));
   PetscFunctionReturn(0);
 }
@@ -163,6 +167,7 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   p->group     = (PetscMPIInt)(tr / S);
   p->srank     = (PetscMPIInt)(tr % S);
   p->bucket_mb = 25; /* PyTorch DDP's default */
+  p->shard     = PETSC_FALSE;
   p->interval  = 100;
   p->tcomm = p->dcomm = p->scomm = MPI_COMM_NULL;
   PetscCallMPI(MPI_Comm_split(comm, p->trainer, rank, &p->tcomm));
@@ -221,6 +226,7 @@ PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
   PetscCall(NNParallelCreate(net, trainers, groups, &p));
   if (old) { /* keep the settings */
     p->bucket_mb = old->bucket_mb;
+    p->shard     = old->shard;
     p->interval  = old->interval;
     p->tsamples  = old->tsamples;
   }
@@ -313,6 +319,42 @@ PetscErrorCode NNSetBucketSize(NN net, PetscReal mb)
   PetscCheck(mb >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_bucket_size %g must be non-negative (MB; 0: one bucket per layer)", (double)mb);
   PetscCall(NNParallelGet(net, &p));
   p->bucket_mb = mb;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetOptimizerSharding - whether the data groups split the optimizer step (ZeRO stage 1)
+
+   Collective
+
+   Input Parameters:
++  net - the network
+-  flg - PETSC_TRUE: the gradient buckets are reduce-scattered instead of all-reduced, data group g
+         of D takes the optimizer step on its 1/D of the parameters and the parameters are
+         all-gathered after the step; PETSC_FALSE (default): every rank takes the whole step
+
+   Options Database Key:
+.  -nn_shard_optimizer <bool> - split the optimizer step over the data groups (default false)
+
+   Notes:
+   The same data move (a reduce-scatter and an all-gather are an all-reduce), but every rank does
+   1/D of the optimizer's work; whether that is faster depends on how well the MPI implements
+   MPI_Ireduce_scatter against MPI_Iallreduce (bench/dp_bench.sh measures both). The optimizer state outside a rank's slice is stale during training;
+   it is gathered before every checkpoint and at the end of NNTrain(), so checkpoints and later
+   calls see the whole state. Either way the parameters are identical on all ranks after every step.
+
+   Level: advanced
+
+.seealso: `NNSetProcessGrid()`, `NNSetBucketSize()`
+@*/
+PetscErrorCode NNSetOptimizerSharding(NN net, PetscBool flg)
+{
+  NNParallel p = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscCall(NNParallelGet(net, &p));
+  p->shard = flg;
   PetscFunctionReturn(0);
 }
 
@@ -464,6 +506,7 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   mb = p->bucket_mb;
   PetscCall(PetscOptionsReal("-nn_bucket_size", "Gradient all-reduce bucket size in MB (0: one bucket per layer)", "NNSetBucketSize", mb, &mb, &f1));
   if (f1) PetscCall(NNSetBucketSize(net, mb));
+  PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather)", "NNSetOptimizerSharding", p->shard, &p->shard, NULL));
   M = p->interval;
   S = p->tsamples;
   PetscCall(PetscOptionsInt("-nn_tournament_interval", "Optimizer steps between tournaments", "NNSetTournament", M, &M, &f1));
@@ -513,10 +556,11 @@ static PetscErrorCode NNBucketLaunch(NN net, PetscScalar *g, PetscInt b)
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
-  if (p->weight != 1.0)
-    for (PetscInt j = k->lo; j < k->hi; j++) g[j] *= p->weight;
   PetscCall(PetscTime(&t0));
-  PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, g + k->lo, (PetscMPIInt)(k->hi - k->lo), MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
+  if (p->sharded) { /* each group receives the sum over its slice's part of the bucket */
+    PetscInt off = PetscMin(PetscMax(k->lo, p->slo), p->shi) - p->slo;
+    PetscCallMPI(MPI_Ireduce_scatter(g + k->lo, p->gslice + off, p->rcount + b * p->D, MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
+  } else PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, g + k->lo, (PetscMPIInt)(k->hi - k->lo), MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
   PetscCall(PetscTime(&t1));
   p->t_exposed += t1 - t0;
   PetscFunctionReturn(0);
@@ -576,6 +620,9 @@ static PetscErrorCode NNParallelHook(NN net, NNHookStage stage, PetscInt i)
   }
   if (!p->active) PetscFunctionReturn(0);
   switch (stage) {
+  case NN_HOOK_BACKWARD_BEGIN: /* the gradient of the global mean: this shard's mean weighted by its share */
+    if (p->weight != 1.0) PetscCall(VecScale(net->dact[i], p->weight));
+    break;
   case NN_HOOK_FORWARD_BEGIN: /* draw the random numbers of this group's samples where one rank would */
     if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)p->first * p->draws[i]);
     break;
@@ -628,24 +675,26 @@ static PetscErrorCode NNParallelProbeDraws(NN net, Vec x)
   PetscFunctionReturn(0);
 }
 
-/* buckets of about bucket_mb MB from the last layer backwards; a layer is never split */
+/* buckets of about bucket_mb MB from the last layer backwards; a layer is never split. Top-level
+   layer i owns the parameters [poff_i, poff_{i+1}) (its children and their copies included). With a
+   sharded optimizer, also each slice's part of each bucket. */
 static PetscErrorCode NNParallelMakeBuckets(NN net)
 {
   NNParallel p     = net->par;
   PetscInt   limit = (PetscInt)PetscMin(p->bucket_mb * 1e6 / sizeof(PetscScalar), (PetscReal)PETSC_MPI_INT_MAX);
-  PetscInt   nb = 0, hi = -1, lo = 0, trig = -1;
+  PetscInt   nb = 0, hi = -1, lo = 0, trig = -1, end;
 
   PetscFunctionBegin;
   PetscCall(PetscFree(p->buckets));
   PetscCall(PetscFree(p->req));
   PetscCall(PetscMalloc1(net->nlayers, &p->buckets));
   PetscCall(PetscMalloc1(net->nlayers, &p->req));
+  PetscCall(VecGetSize(net->theta, &end));
   for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
-    PetscInt np;
-    PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
-    if (!np) continue;
-    if (hi < 0) hi = net->layers[i]->poff + np;
-    lo   = net->layers[i]->poff;
+    PetscInt l0 = net->layers[i]->poff, l1 = i + 1 < net->nlayers ? net->layers[i + 1]->poff : end;
+    if (l1 == l0) continue;
+    if (hi < 0) hi = l1;
+    lo   = l0;
     trig = i;
     if (hi - lo >= limit) {
       p->buckets[nb++] = (NNBucket){lo, hi, trig};
@@ -655,6 +704,22 @@ static PetscErrorCode NNParallelMakeBuckets(NN net)
   if (hi >= 0) p->buckets[nb++] = (NNBucket){lo, hi, trig};
   p->nbuckets = nb;
   for (PetscInt b = 0; b < nb; b++) p->req[b] = MPI_REQUEST_NULL;
+  PetscCall(PetscFree(p->rcount));
+  PetscCall(PetscFree2(p->pcount, p->pdispl));
+  PetscCall(PetscFree(p->gslice));
+  if (p->sharded) {
+    PetscCall(PetscMalloc1(nb * p->D + 1, &p->rcount));
+    PetscCall(PetscMalloc2(p->D, &p->pcount, p->D, &p->pdispl));
+    for (PetscInt g = 0; g < p->D; g++) {
+      PetscInt a = (PetscInt)(((PetscInt64)end * g) / p->D), z = (PetscInt)(((PetscInt64)end * (g + 1)) / p->D);
+      p->pdispl[g] = (PetscMPIInt)a;
+      p->pcount[g] = (PetscMPIInt)(z - a);
+      for (PetscInt b = 0; b < nb; b++) p->rcount[b * p->D + g] = (PetscMPIInt)PetscMax(0, PetscMin(z, p->buckets[b].hi) - PetscMax(a, p->buckets[b].lo));
+    }
+    p->slo = p->pdispl[p->group];
+    p->shi = p->slo + p->pcount[p->group];
+    PetscCall(PetscMalloc1(p->shi - p->slo + 1, &p->gslice));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -681,13 +746,15 @@ PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
   p->t_exposed = 0;
   p->nreduce   = 0;
   p->nbuckets  = 0;
+  p->sharded   = PETSC_FALSE;
   if (p->D == 1) PetscFunctionReturn(0); /* one group: nothing to reduce, every draw is the group's own */
 
   PetscCall(PetscFree(p->draws));
   PetscCall(PetscFree(p->probe));
   PetscCall(PetscCalloc1(net->nlayers, &p->draws));
   PetscCall(PetscCalloc1(2 * net->nlayers, &p->probe));
-  p->nhook = net->nlayers;
+  p->nhook   = net->nlayers;
+  p->sharded = p->shard;
   PetscCall(NNParallelProbeDraws(net, x));
   PetscCall(NNParallelMakeBuckets(net));
   if (np) { /* what the all-reduce would cost if nothing overlapped: the better of two blocking ones */
@@ -713,7 +780,54 @@ PetscErrorCode NNParallelTrainEnd(NN net)
 {
   PetscFunctionBegin;
   net->hook = NULL;
-  if (net->par) net->par->active = PETSC_FALSE;
+  if (!net->par) PetscFunctionReturn(0);
+  net->par->active = PETSC_FALSE;
+  PetscCall(NNParallelGatherOptState(net)); /* the whole optimizer state on every rank again */
+  net->par->sharded = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* the optimizer step: on the whole parameter Vec, or (sharded) on this group's slice followed by an
+   all-gather of the parameters over the data groups */
+PetscErrorCode NNParallelOptStep(NN net)
+{
+  NNParallel     p = net->par;
+  PetscScalar   *t;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  if (!p || !p->sharded) {
+    PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
+  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCall(VecGetArray(net->theta, &t));
+  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
+  PetscCall(VecRestoreArray(net->theta, &t));
+  PetscCall(PetscTime(&t1));
+  p->t_exposed += t1 - t0;
+  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* a sharded optimizer keeps its state current only on each group's slice: gather it (before a
+   checkpoint, at the end of training) */
+PetscErrorCode NNParallelGatherOptState(NN net)
+{
+  NNParallel   p = net->par;
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  if (!p || !p->sharded) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
+  for (PetscInt i = 0; i < net->opt->nstate; i++) {
+    PetscCall(VecGetArray(net->opt->state[i], &a));
+    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
+    PetscCall(VecRestoreArray(net->opt->state[i], &a));
+  }
+  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -725,7 +839,7 @@ PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
   PetscFunctionBegin;
   NNParallelShard(n, p->group, p->D, &p->first, &p->last);
   p->n         = n;
-  p->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n;
+  p->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
   p->nlaunched = 0;
   p->active    = (PetscBool)(p->D > 1);
   PetscFunctionReturn(0);

@@ -29,6 +29,15 @@ struct _n_NNParallel {
   NNBucket    *buckets;               /* in launch order: last layers first */
   MPI_Request *req;
 
+  /* the optimizer step sharded over the data groups (ZeRO stage 1): buckets are reduce-scattered,
+     group g updates parameters [slo, shi) and the parameters are all-gathered after the step */
+  PetscBool    shard;                 /* -nn_shard_optimizer (default true) */
+  PetscBool    sharded;               /* in use in the current training (shard and D > 1) */
+  PetscInt     slo, shi;
+  PetscMPIInt *pcount, *pdispl;       /* the D slices, for MPI_Allgatherv */
+  PetscMPIInt *rcount;                /* [nbuckets][D]: each slice's part of each bucket (MPI_Ireduce_scatter) */
+  PetscScalar *gslice;                /* the summed gradient of this group's slice */
+
   /* the current training step */
   PetscBool active;                   /* a training step is running: the hook acts */
   PetscInt  n, first, last;           /* samples in the global batch, this group's shard [first,last) */
@@ -51,7 +60,7 @@ struct _n_NNParallel {
   PetscInt sample0, ntrain, tour0;
 };
 
-PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_DataExchange, NN_Broadcast, NN_Tournament;
+PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
 
 PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
 PETSC_INTERN PetscErrorCode NNParallelGet(NN, NNParallel *);                      /* creates the default grid */
@@ -61,6 +70,8 @@ PETSC_INTERN PetscErrorCode NNParallelTrainEnd(NN);
 PETSC_INTERN PetscErrorCode NNParallelStepBegin(NN, PetscInt);
 PETSC_INTERN PetscErrorCode NNParallelStepEmpty(NN);
 PETSC_INTERN PetscErrorCode NNParallelStepEnd(NN);
+PETSC_INTERN PetscErrorCode NNParallelOptStep(NN);
+PETSC_INTERN PetscErrorCode NNParallelGatherOptState(NN);
 PETSC_INTERN PetscErrorCode NNParallelSetPartition(NN, NNData);
 PETSC_INTERN PetscErrorCode NNParallelFileName(NN, const char[], size_t, char[]);
 PETSC_INTERN PetscErrorCode NNTournament(NN, NNData);

@@ -217,13 +217,14 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
       Lg = v[2 * p->trainer] / n;
       net->epoch_loss += v[2 * p->trainer];
       net->epoch_correct += (PetscInt)v[2 * p->trainer + 1];
-      PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
+      PetscCall(NNParallelOptStep(net));
       net->step++;
       net->batch = b + 1;
       if (net->stepmonitor) PetscCall((*net->stepmonitor)(net, net->epoch, net->step, Lg, net->stepmonitorctx));
       if (p->K > 1 && net->step % p->interval == 0) PetscCall(NNTournament(net, train));
       if (net->checkpoint[0] && ((net->checkpoint_steps > 0 && net->step % net->checkpoint_steps == 0) || v[2 * p->K + 1] > 0)) {
         if (b + 1 < nbatches) {
+          PetscCall(NNParallelGatherOptState(net));
           PetscCall(NNCheckpointSave(net, net->checkpoint));
           PetscCall(PetscTime(&tck));
         } else pending = PETSC_TRUE; /* written with the epoch's end below */
@@ -236,6 +237,7 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
       net->batch = 0;
       if (net->checkpoint[0] && (pending || (net->epoch + 1) % net->checkpoint_every == 0 || net->epoch + 1 == net->epochs)) {
         net->epoch++; /* the checkpoint records the epochs completed */
+        PetscCall(NNParallelGatherOptState(net));
         PetscCall(NNCheckpointSave(net, net->checkpoint));
         PetscCall(PetscTime(&tck));
         net->epoch--;

@@ -234,7 +234,7 @@ int main(int argc, char **argv)
    test:
      suffix: mlp_buckets
      nsize: 3
-     args: -net mlp -nn_bucket_size {{0 25}}
+     args: -net mlp -nn_bucket_size {{0 25}} -nn_shard_optimizer {{0 1}}
      output_file: output/dp_mlp.out
 
    # hybrid layouts: data groups x spatial ranks = 1x1, 2x1, 1x2, 4x1, 2x2, 1x4

@@ -224,4 +224,9 @@ int main(int argc, char **argv)
      suffix: kill
      command: bash ${PETNN_SOURCE_DIR}/tests/restart.sh ${exe} "${mpiexec}" 2
 
+   test:
+     suffix: kill_sharded
+     command: bash ${PETNN_SOURCE_DIR}/tests/restart.sh ${exe} "${mpiexec}" 2 -nn_shard_optimizer
+     output_file: output/restart_kill.out
+
 TEST*/

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Kill-and-restart test, driven through tests/restart.c:   restart.sh <restart exe> <mpiexec> <ranks>
+# Kill-and-restart test, driven through tests/restart.c:   restart.sh <restart exe> <mpiexec> <ranks> [options]
 #   1. an uninterrupted data-parallel run on <ranks> ranks (4 epochs of 5 steps)
 #   2. the same run with a checkpoint every 3 steps, rank 0 killed with SIGKILL after step 8,
 #      in the middle of epoch 2: its last checkpoint is the one of step 6 (epoch 2, batch 1)
 #   3. a restart from that checkpoint on <ranks> ranks ends bitwise identical to run 1
 #   4. restarts from the same checkpoint on 1 and 3 ranks end within 1e-10 of run 1
+# further options go to every run
 set -u
 exe=$1
 mpiexec=$2
 n=$3
+shift 3
+extra=("$@")
 run() {
   local np=$1
   shift
-  if [ "$np" -gt 1 ]; then $mpiexec -n "$np" "$exe" "$@"; else "$exe" "$@"; fi
+  if [ "$np" -gt 1 ]; then $mpiexec -n "$np" "$exe" "$@" "${extra[@]}"; else "$exe" "$@" "${extra[@]}"; fi
 }
 rm -f full.h5 ck.h5 ck_step6.h5 never.h5 resumed_*.h5 restart_data.dat
 run "$n" -mode full -out full.h5 || exit 1

@@ -193,6 +193,7 @@ static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, PetscOptionItems *Pet
   if (flg) l->setupcalled = PETSC_FALSE;
   PetscCall(PetscOptionsRealArray("-observation_times", "Output the states at these times (multiples of h), concatenated: a trajectory loss", "NNLayerODESetObservationTimes", t, &nt, &flg));
   if (flg) PetscCall(NNLayerODESetObservationTimes(l, nt, t));
+  PetscCall(NNODESetFromOptions_MGRIT(l, PetscOptionsObject)); /* -parallel, -mgrit_* */
   PetscOptionsHeadEnd();
   for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerSetFromOptions(l->children[c]));
   PetscFunctionReturn(0);
@@ -246,6 +247,7 @@ static PetscErrorCode NNLayerReset_ODE(NNLayer l)
   PetscCall(NNODEDestroyTS(l));
   PetscCall(NNODEDestroyDiscrete(l));
   PetscCall(NNODEDestroyVecs(l));
+  PetscCall(NNODEReset_MGRIT(l));
   PetscCall(PetscFree(o->gp));
   o->recorded = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -331,6 +333,7 @@ static PetscErrorCode NNLayerSetUp_ODE(NNLayer l)
     l->outshape.dim[0] = o->nobs;
     for (PetscInt i = 0; i < l->inshape.ndim; i++) l->outshape.dim[i + 1] = l->inshape.dim[i];
   }
+  PetscCall(NNODESetUp_MGRIT(l)); /* layer-parallel: the MGRIT solver over the layer communicator */
   o->recorded = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -390,6 +393,7 @@ static PetscErrorCode NNODECreateVecs(NNLayer l, DM dmin)
     PetscCall(VecDuplicate(o->fin, &o->dfin));
   }
   if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODECreateTS(l)); /* configured now, so -help and views show it */
+  PetscCall(NNODECheck_MGRIT(l));                                 /* layer-parallel: layout and integrator supported? */
   PetscFunctionReturn(0);
 }
 
@@ -426,7 +430,8 @@ static PetscErrorCode NNLayerForwardVec_ODE(NNLayer l, PetscInt n, Vec x, Vec y)
   PetscFunctionBegin;
   PetscCall(NNODEGetVecs(l, x));
   o->n = n;
-  if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODEForwardTS(l, n, x, y));
+  if (o->parallel == NNODE_PARALLEL_MGRIT) PetscCall(NNODEForwardMGRIT(l, n, x, y));
+  else if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODEForwardTS(l, n, x, y));
   else PetscCall(NNODEForwardDiscrete(l, n, x, y));
   PetscFunctionReturn(0);
 }
@@ -438,7 +443,8 @@ static PetscErrorCode NNLayerBackwardVec_ODE(NNLayer l, PetscInt n, Vec x, Vec y
   PetscFunctionBegin;
   PetscCall(NNODEGetVecs(l, x));
   PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
-  if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODEBackwardTS(l, n, x, dy, dx));
+  if (o->parallel == NNODE_PARALLEL_MGRIT) PetscCall(NNODEBackwardMGRIT(l, n, x, dy, dx));
+  else if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODEBackwardTS(l, n, x, dy, dx));
   else PetscCall(NNODEBackwardDiscrete(l, n, x, dy, dx));
   o->recorded = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -455,7 +461,7 @@ static PetscErrorCode NNLayerView_ODE(NNLayer l, PetscViewer v)
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(v, "du/dt = f(u%s) on [0, %g], %" PetscInt_FMT " steps of h = %g, parameters %s%s, f of %" PetscInt_FMT " layers (%" PetscInt_FMT " parameters per set):\n", o->timeinput ? ", t" : "", (double)o->T, o->N, (double)o->h,
                                    o->params == NNODE_PARAMETERS_PER_STEP ? "per step" : "shared", o->params == NNODE_PARAMETERS_PER_STEP ? " (one set per step)" : "", l->nchildren, o->P));
-  if (o->scheme == NNODE_SCHEME_DISCRETE) PetscCall(PetscViewerASCIIPrintf(v, "scheme: discrete residual stack x_{k+1} = x_k + h f(x_k), hand-written passes (no TS); stores every step\n"));
+  if (o->scheme == NNODE_SCHEME_DISCRETE) PetscCall(PetscViewerASCIIPrintf(v, "scheme: discrete residual stack x_{k+1} = x_k + h f(x_k), hand-written passes (no TS)%s\n", o->parallel == NNODE_PARALLEL_MGRIT ? "" : "; stores every step"));
   else if (o->ts) {
     TSType    type;
     TSRKType  rktype;
@@ -473,10 +479,12 @@ static PetscErrorCode NNLayerView_ODE(NNLayer l, PetscViewer v)
     PetscCall(PetscViewerASCIIUseTabs(v, PETSC_TRUE));
   }
   PetscCall(NNLayerODEGetStorage(l, &nst, &b, &nfull, &bfull));
-  if (o->scheme == NNODE_SCHEME_TS && o->K) PetscCall(PetscViewerASCIIPrintf(v, "checkpointing: %" PetscInt_FMT " stored states (segments of %" PetscInt_FMT " steps, each recomputed once before its adjoint)\n", PetscMin(o->K, o->kend), (o->kend + PetscMin(o->K, o->kend) - 1) / PetscMin(o->K, o->kend)));
+  if (o->parallel == NNODE_PARALLEL_MGRIT) { /* NNODEView_MGRIT() tells what is stored */
+  } else if (o->scheme == NNODE_SCHEME_TS && o->K) PetscCall(PetscViewerASCIIPrintf(v, "checkpointing: %" PetscInt_FMT " stored states (segments of %" PetscInt_FMT " steps, each recomputed once before its adjoint)\n", PetscMin(o->K, o->kend), (o->kend + PetscMin(o->K, o->kend) - 1) / PetscMin(o->K, o->kend)));
   else PetscCall(PetscViewerASCIIPrintf(v, "checkpointing: none, every step stored\n"));
-  if (o->scheme == NNODE_SCHEME_TS && o->ts) PetscCall(PetscViewerASCIIPrintf(v, "f's activations at each stage: %s\n", o->actsok ? "kept by the forward pass (the adjoint does not evaluate f again)" : (o->storeacts ? "evaluated again by the adjoint (f's layers or the integrator need it)" : "evaluated again by the adjoint (-store_activations false)")));
+  if (o->scheme == NNODE_SCHEME_TS && o->ts && o->parallel != NNODE_PARALLEL_MGRIT) PetscCall(PetscViewerASCIIPrintf(v, "f's activations at each stage: %s\n", o->actsok ? "kept by the forward pass (the adjoint does not evaluate f again)" : (o->storeacts ? "evaluated again by the adjoint (f's layers or the integrator need it)" : "evaluated again by the adjoint (-store_activations false)")));
   if (b > 0) PetscCall(PetscViewerASCIIPrintf(v, "stored for the backward pass: %" PetscInt_FMT " state-sized Vecs%s, %.4g MB at the peak (full storage: %" PetscInt_FMT " and their activations, %.4g MB)\n", nst, o->actstored ? " and stage activations" : "", b / 1048576.0, nfull, bfull / 1048576.0));
+  PetscCall(NNODEView_MGRIT(l, v));
   if (o->ts) {
     PetscCall(PetscViewerASCIIPushTab(v));
     PetscCall(TSView(o->ts, v));
@@ -492,6 +500,8 @@ static PetscErrorCode NNLayerDestroy_ODE(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(NNLayerReset_ODE(l));
+  PetscCall(NNODEDestroy_MGRIT(l));
+  PetscCall(NNODECompose_MGRIT(l, PETSC_FALSE));
   PetscCall(PetscFree(o->tobs));
   PetscCall(PetscFree(o->kobs));
   PetscCall(PetscFree2(o->cpoff, o->cboff));
@@ -652,6 +662,10 @@ static PetscErrorCode NNLayerODEGetTimes_ODE(NNLayer l, PetscLogDouble *forward,
 .  -<prefix>store_activations <bool> - keep f's activations at every RK stage so the adjoint does not evaluate f again (default true; used when f's layers are dense, pointwise or, with shared parameters, convolutions)
 .  -<prefix>observation_times <t1,t2,...> - output the states at these times (multiples of h), concatenated
 .  -<prefix>time_input - give f the time as an extra input feature (dense states)
+.  -<prefix>parallel <none,mgrit> - layer-parallel training: MGRIT over the steps, each rank of the layer communicator owning a chunk (ts/odeblock_mgrit.c)
+.  -<prefix>mgrit_ranks <p> - MGRIT over groups of p consecutive ranks of the layer communicator (0: all)
+.  -<prefix>mgrit_cf, _levels, _relax, _max_it, _rtol, _mode exact|one_shot, _one_shot_it, _warm_start, _monitor, _view - the MGRIT solver (NNMGRITSetFromOptions())
+.  -<prefix>mgrit_one_shot_increase_every <s>, -<prefix>mgrit_one_shot_max_it <M> - one-shot schedule: one more iteration every s gradients, up to M
 -  -<prefix>ts_type, -<prefix>ts_rk_type, -<prefix>ts_monitor, ... - the block's TS
 
    Example options file (an ODE-Net block on a convolutional state):
@@ -702,5 +716,6 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer l)
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetTS_C", NNLayerODEGetTS_ODE));
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetStorage_C", NNLayerODEGetStorage_ODE));
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetTimes_C", NNLayerODEGetTimes_ODE));
+  PetscCall(NNODECompose_MGRIT(l, PETSC_TRUE)); /* NNLayerODESetParallel(), NNLayerODEGetMGRIT() */
   PetscFunctionReturn(0);
 }

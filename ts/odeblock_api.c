@@ -216,9 +216,9 @@ PetscErrorCode NNLayerODEGetTS(NNLayer l, TS *ts)
 
    Output Parameters:
 +  nstates - state-sized Vecs held at the peak (checkpoints: the stored states plus one segment's trajectory)
-.  bytes - their bytes on this rank
+.  bytes - bytes held at the peak on this rank: those Vecs and f's kept stage activations (-<prefix>store_activations)
 .  nfull - state-sized Vecs full storage holds (every step's solution and stage Vecs)
--  bytesfull - their bytes on this rank
+-  bytesfull - bytes full storage holds on this rank (with every stage's activations when they are kept)
 
    Level: intermediate
 
@@ -259,5 +259,68 @@ PetscErrorCode NNLayerODEGetTimes(NNLayer l, PetscLogDouble *forward, PetscLogDo
   if (adjoint) *adjoint = 0;
   if (recompute) *recompute = 0;
   PetscTryMethod(l, "NNLayerODEGetTimes_C", (NNLayer, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *), (l, forward, adjoint, recompute));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODESetParallel - makes an ODE block layer-parallel: its forward pass an MGRIT solve over the steps and
+   its backward pass the adjoint MGRIT, each rank of the layer communicator owning a contiguous chunk of steps
+
+   Logically Collective
+
+   Input Parameters:
++  l - the ODE block
+-  p - NNODE_PARALLEL_NONE (default) or NNODE_PARALLEL_MGRIT
+
+   Options Database Keys:
++  -<prefix>parallel <none,mgrit> - the same
+.  -<prefix>mgrit_ranks <p> - MGRIT over groups of p consecutive ranks of the layer communicator (default all)
+.  -<prefix>mgrit_cf, -<prefix>mgrit_levels, -<prefix>mgrit_relax, -<prefix>mgrit_max_it, -<prefix>mgrit_rtol,
+   -<prefix>mgrit_mode <exact,one_shot>, -<prefix>mgrit_one_shot_it, -<prefix>mgrit_warm_start,
+   -<prefix>mgrit_monitor, -<prefix>mgrit_view - the solver (see NNMGRITSetFromOptions())
+-  -<prefix>mgrit_one_shot_increase_every <s>, -<prefix>mgrit_one_shot_max_it <M> - one-shot mode: one more
+   iteration every s gradients (backward passes), up to M
+
+   Notes:
+   The fine propagator is one step of the block's explicit RK tableau (rk 1fe: a ResNet step) or of the discrete
+   scheme; the coarse propagator on level l is the same step with m^l h and the parameters at the C-point. The
+   parameters stay replicated: each rank computes the gradient of its own steps and the block's gradient slice is
+   all-gathered (per-step parameters) or summed (shared) over the layer communicator, so SGD, Adam and TAO run
+   unchanged on every rank. Layers before and after the block run redundantly on every rank. In evaluation mode
+   every rank runs the fine steps sequentially. Exact mode reproduces the serial block's output and gradient to
+   the MGRIT tolerance; one-shot mode takes a fixed number of warm-started iterations per pass.
+   Not supported with MGRIT: implicit integrators, observation times, checkpointing, spatial (DMDA) states.
+
+   Level: intermediate
+
+.seealso: `NNLAYERODE`, `NNLayerODEGetMGRIT()`, `NNMGRITSetFromOptions()`, `NNMGRITSetMode()`
+@*/
+PetscErrorCode NNLayerODESetParallel(NNLayer l, NNODEParallel p)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerODESetParallel_C", (NNLayer, NNODEParallel), (l, p));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerODEGetMGRIT - gets the MGRIT solver of a layer-parallel ODE block (NULL when it is not layer-parallel)
+
+   Collective on the first call
+
+   Output Parameter:
+.  mg - the solver (borrowed): NNMGRITSetMode(), NNMGRITGetIterationNumber(), NNMGRITView(), ...
+
+   Level: intermediate
+
+.seealso: `NNLayerODESetParallel()`, `NNMGRITSetMode()`
+@*/
+PetscErrorCode NNLayerODEGetMGRIT(NNLayer l, NNMGRIT *mg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidPointer(mg, 2);
+  *mg = NULL;
+  PetscTryMethod(l, "NNLayerODEGetMGRIT_C", (NNLayer, NNMGRIT *), (l, mg));
   PetscFunctionReturn(0);
 }

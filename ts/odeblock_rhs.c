@@ -62,21 +62,77 @@ static PetscErrorCode NNODEGetBlock(NN net, NNLayer l, const char caller[], NNLa
   PetscFunctionReturn(0);
 }
 
-/* F = f(U, theta(t), t) for n <= capacity states in sequential Vecs; the block points at its parameters */
-static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscReal t, Vec U, Vec F)
+/* F = f(U, theta_k, t) for n <= capacity states in sequential Vecs; the block points at its parameters */
+static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscInt k, PetscReal t, Vec U, Vec F)
 {
   NNLayer_ODE *o     = (NNLayer_ODE *)l->data;
-  PetscInt     nsave = o->n, k = 0;
+  PetscInt     nsave = o->n;
 
   PetscFunctionBegin;
-  if (o->params == NNODE_PARAMETERS_PER_STEP) { /* theta(t) is piecewise constant: step k's set on [k h, (k+1) h) */
-    k = (PetscInt)PetscFloorReal(t / o->h);
-    k = PetscMax(0, PetscMin(o->N - 1, k));
-  }
   o->n = n;
   PetscCall(NNODEEvalField(l, k, t, U, F));
   o->n        = nsave;
   o->fwdvalid = PETSC_FALSE; /* the children now hold this point, not the block's last stage */
+  PetscFunctionReturn(0);
+}
+
+/* f at the states U at time t with the parameter set for time tsel (per-step parameters: the set of
+   step floor(tsel/h), with a relative tolerance so that tsel = fl(k h) selects set k; clipped to [0, N-1]) */
+static PetscErrorCode NNODEComputeField(NN net, NNLayer block, PetscReal t, PetscReal tsel, Vec U, Vec F, const char caller[])
+{
+  NNLayer            l = NULL;
+  NNLayer_ODE       *o;
+  PetscInt           m, mf, n, nb, k = 0;
+  PetscBool          seq;
+  const PetscScalar *theta, *ua, *savetheta;
+  PetscScalar       *buf, *fa, *savebuf, *savedtheta;
+
+  PetscFunctionBegin;
+  PetscCheck(U != F, PETSC_COMM_SELF, PETSC_ERR_ARG_IDN, "%s: U and F must be different Vecs", caller);
+  PetscCall(NNODEGetBlock(net, block, caller, &l));
+  o = (NNLayer_ODE *)l->data;
+  PetscCall(VecGetLocalSize(U, &m));
+  PetscCall(VecGetLocalSize(F, &mf));
+  PetscCheck(m % o->S == 0 && mf == m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s: the local parts of U (%" PetscInt_FMT " entries) and F (%" PetscInt_FMT ") must be equal and hold whole states of ODE block %s (%" PetscInt_FMT " entries each)", caller, m, mf, ((PetscObject)l)->name, o->S);
+  n  = m / o->S;
+  nb = l->nbatch;
+  if (o->params == NNODE_PARAMETERS_PER_STEP) {
+    k = (PetscInt)PetscFloorReal(tsel / o->h * (1 + 64 * PETSC_MACHINE_EPSILON) + 64 * PETSC_MACHINE_EPSILON);
+    k = PetscMax(0, PetscMin(o->N - 1, k));
+  }
+
+  /* point the block at the network's parameters and buffers for this call */
+  savetheta  = l->theta;
+  savebuf    = l->buf;
+  savedtheta = l->dtheta;
+  PetscCall(VecGetArrayRead(net->theta, &theta));
+  PetscCall(VecGetArray(net->buf, &buf));
+  l->theta  = theta + l->poff;
+  l->buf    = buf ? buf + l->boff : NULL;
+  l->dtheta = NULL;
+  PetscCall(PetscObjectTypeCompare((PetscObject)U, VECSEQ, &seq));
+  if (seq && n <= nb) PetscCall(NNODEComputeFieldChunk(l, n, k, t, U, F));
+  else { /* parallel Vecs, or more states than the batch capacity: sequential views of chunks of the local arrays */
+    PetscCall(VecGetArrayRead(U, &ua));
+    PetscCall(VecGetArrayWrite(F, &fa));
+    for (PetscInt s = 0; s < n; s += nb) {
+      PetscInt c = PetscMin(nb, n - s);
+      Vec      Uc, Fc;
+      PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, c * o->S, ua + s * o->S, &Uc));
+      PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, c * o->S, fa + s * o->S, &Fc));
+      PetscCall(NNODEComputeFieldChunk(l, c, k, t, Uc, Fc));
+      PetscCall(VecDestroy(&Uc));
+      PetscCall(VecDestroy(&Fc));
+    }
+    PetscCall(VecRestoreArrayWrite(F, &fa));
+    PetscCall(VecRestoreArrayRead(U, &ua));
+  }
+  l->theta  = savetheta;
+  l->buf    = savebuf;
+  l->dtheta = savedtheta;
+  PetscCall(NNODEPointChildren(l, 0, NULL)); /* the children follow the restored pointers */
+  PetscCall(VecRestoreArray(net->buf, &buf));
+  PetscCall(VecRestoreArrayRead(net->theta, &theta));
   PetscFunctionReturn(0);
 }
 
@@ -90,7 +146,7 @@ static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscReal t,
 +  net - the network, set up (NNSetUp()) or trained
 .  block - the ODE block (a layer of type NNLAYERODE of net, e.g. from NNGetLayer()); NULL: the network's only ODE block
 .  t - the time: with per-step parameters it selects the set of step k = floor(t/h) (clipped to
-       [0, N-1]); with -<prefix>time_input it is f's extra input
+       [0, N-1]; t = k h in floating point selects set k); with -<prefix>time_input it is f's extra input
 -  U - the states: the local part holds whole states of S entries one after the other (S = the
        size of the block's input shape), any number of them (evaluated in chunks of the network's
        batch size)
@@ -108,59 +164,12 @@ static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscReal t,
 @*/
 PetscErrorCode NNComputeODEField(NN net, NNLayer block, PetscReal t, Vec U, Vec F)
 {
-  NNLayer            l = NULL;
-  NNLayer_ODE       *o;
-  PetscInt           m, mf, n, nb;
-  PetscBool          seq;
-  const PetscScalar *theta, *ua, *savetheta;
-  PetscScalar       *buf, *fa, *savebuf, *savedtheta;
-
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   if (block) PetscValidHeaderSpecific(block, NNLAYER_CLASSID, 2);
   PetscValidHeaderSpecific(U, VEC_CLASSID, 4);
   PetscValidHeaderSpecific(F, VEC_CLASSID, 5);
-  PetscCheck(U != F, PETSC_COMM_SELF, PETSC_ERR_ARG_IDN, "NNComputeODEField: U and F must be different Vecs");
-  PetscCall(NNODEGetBlock(net, block, "NNComputeODEField", &l));
-  o = (NNLayer_ODE *)l->data;
-  PetscCall(VecGetLocalSize(U, &m));
-  PetscCall(VecGetLocalSize(F, &mf));
-  PetscCheck(m % o->S == 0 && mf == m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "NNComputeODEField: the local parts of U (%" PetscInt_FMT " entries) and F (%" PetscInt_FMT ") must be equal and hold whole states of ODE block %s (%" PetscInt_FMT " entries each)", m, mf, ((PetscObject)l)->name, o->S);
-  n  = m / o->S;
-  nb = l->nbatch;
-
-  /* point the block at the network's parameters and buffers for this call */
-  savetheta  = l->theta;
-  savebuf    = l->buf;
-  savedtheta = l->dtheta;
-  PetscCall(VecGetArrayRead(net->theta, &theta));
-  PetscCall(VecGetArray(net->buf, &buf));
-  l->theta  = theta + l->poff;
-  l->buf    = buf ? buf + l->boff : NULL;
-  l->dtheta = NULL;
-  PetscCall(PetscObjectTypeCompare((PetscObject)U, VECSEQ, &seq));
-  if (seq && n <= nb) PetscCall(NNODEComputeFieldChunk(l, n, t, U, F));
-  else { /* parallel Vecs, or more states than the batch capacity: sequential views of chunks of the local arrays */
-    PetscCall(VecGetArrayRead(U, &ua));
-    PetscCall(VecGetArrayWrite(F, &fa));
-    for (PetscInt s = 0; s < n; s += nb) {
-      PetscInt c = PetscMin(nb, n - s);
-      Vec      Uc, Fc;
-      PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, c * o->S, ua + s * o->S, &Uc));
-      PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, c * o->S, fa + s * o->S, &Fc));
-      PetscCall(NNODEComputeFieldChunk(l, c, t, Uc, Fc));
-      PetscCall(VecDestroy(&Uc));
-      PetscCall(VecDestroy(&Fc));
-    }
-    PetscCall(VecRestoreArrayWrite(F, &fa));
-    PetscCall(VecRestoreArrayRead(U, &ua));
-  }
-  l->theta  = savetheta;
-  l->buf    = savebuf;
-  l->dtheta = savedtheta;
-  PetscCall(NNODEPointChildren(l, 0, NULL)); /* the children follow the restored pointers */
-  PetscCall(VecRestoreArray(net->buf, &buf));
-  PetscCall(VecRestoreArrayRead(net->theta, &theta));
+  PetscCall(NNODEComputeField(net, block, t, t, U, F, "NNComputeODEField"));
   PetscFunctionReturn(0);
 }
 
@@ -171,7 +180,7 @@ PetscErrorCode NNComputeODEField(NN net, NNLayer block, PetscReal t, Vec U, Vec 
    Not Collective (each rank evaluates the states in its local part)
 
    Input Parameters:
-+  ts - the TS (unused)
++  ts - the TS (may be NULL; with per-step parameters the start of its current step selects the set)
 .  t - the time
 .  U - the states (see NNComputeODEField())
 -  ctx - the network (an NN with exactly one ODE block, set up or trained)
@@ -191,13 +200,23 @@ PetscErrorCode NNComputeODEField(NN net, NNLayer block, PetscReal t, Vec U, Vec 
    (-snes_mf or -snes_fd). For a network with several ODE blocks write a TSRHSFunction that calls
    NNComputeODEField() with the block. Sequential (dense) states only.
 
+   With per-step parameters (-<prefix>parameters per_step) f depends on the step: every stage of a
+   TS step uses the set of the block step in which the TS step starts (TSGetTime()), so a TS with
+   the block's own scheme and step h reproduces the block's output; other step sizes see a
+   piecewise-constant theta(t) sampled at their step starts.
+
    Level: intermediate
 
 .seealso: `NNLAYERODE`, `NNComputeODEField()`, `TSSetRHSFunction()`
 @*/
-PetscErrorCode NNODERHSFunction(TS ts PETSC_UNUSED, PetscReal t, Vec U, Vec F, void *ctx)
+PetscErrorCode NNODERHSFunction(TS ts, PetscReal t, Vec U, Vec F, void *ctx)
 {
+  NN        net = (NN)ctx;
+  PetscReal tstep = t;
+
   PetscFunctionBegin;
-  PetscCall(NNComputeODEField((NN)ctx, NULL, t, U, F));
+  PetscValidHeaderSpecific(net, NN_CLASSID, 5);
+  if (ts) PetscCall(TSGetTime(ts, &tstep)); /* during a step: its start, so that all its stages use one parameter set */
+  PetscCall(NNODEComputeField(net, NULL, t, tstep, U, F, "NNODERHSFunction"));
   PetscFunctionReturn(0);
 }

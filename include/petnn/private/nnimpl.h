@@ -161,6 +161,7 @@ struct _p_NNOpt {
 };
 
 PETSC_INTERN PetscErrorCode NNOptAddState(NNOpt, Vec, const char[]);
+PETSC_INTERN PetscErrorCode NNOptStepRange(NNOpt, PetscInt, PetscInt, Vec, const PetscScalar[]); /* a step on a slice of the parameters */
 
 /* ---------------------------------------------------------------- data sets */
 typedef struct _NNDataOps *NNDataOps;
@@ -203,6 +204,7 @@ typedef struct _n_NNParallel *NNParallel;
 typedef enum {
   NN_HOOK_FORWARD_BEGIN, /* before top-level layer i's forward pass */
   NN_HOOK_FORWARD_END,   /* after it */
+  NN_HOOK_BACKWARD_BEGIN, /* after the loss, before the backward pass (i = number of layers): dL/dy is in dact[i] */
   NN_HOOK_BACKWARD_END,  /* after layer i's backward pass: its parameter gradient is final */
   NN_HOOK_BACKWARD_DONE  /* after the whole backward pass (i = -1), the gradient array still held */
 } NNHookStage;

@@ -3,6 +3,7 @@
 
 #include <petnn/private/nnimpl.h>
 #include <petscts.h>
+#include <petnn/private/mgritimpl.h>
 
 #define NN_ODE_MAX_STAGES 16
 
@@ -86,6 +87,29 @@ typedef struct {
   PetscLogDouble actbytes; /* bytes kept per stage */
   PetscInt   actstored;  /* stages whose activations the last training forward pass keeps at the peak */
 
+  /* layer-parallel training (ts/odeblock_mgrit.c): MGRIT over the steps, the ranks of mgcomm each owning a chunk */
+  NNODEParallel parallel;
+  PetscInt      mgranks;   /* ranks per MGRIT group (-<blk>_mgrit_ranks; 0: the whole layer communicator) */
+  MPI_Comm      mgparent;  /* duplicate of the layer communicator the MGRIT group was split from */
+  MPI_Comm      mgcomm;    /* the MGRIT group: the "layer" communicator of the time chunks */
+  NNMGRIT       mg;
+  PetscInt      mgn;       /* samples of the MGRIT state template (-1: none yet) */
+  PetscInt      rks;       /* the propagator's explicit RK tableau (1fe for the discrete scheme) */
+  PetscReal     rkA[NN_ODE_MAX_STAGES * NN_ODE_MAX_STAGES], rkb[NN_ODE_MAX_STAGES], rkc[NN_ODE_MAX_STAGES];
+  Vec           mgu, mgl, mgl0;   /* u_0 (and u_N), lambda_N, lambda_0 of a pass */
+  Vec          *mgY, *mgF, *mgZ;  /* RK stage states, slopes and adjoint stage products (rks > 1) */
+  Vec           mgG;
+  PetscInt      mgnvec, mgnst;    /* samples and stages the work Vecs above were made for (-1: none) */
+  PetscScalar  *mggrad;           /* the block's gradient slice while the adjoint accumulates this rank's steps */
+  PetscInt      osevery, osmax;   /* one-shot schedule: one more iteration every osevery gradients, up to osmax */
+  PetscInt      ngrad;            /* gradients computed (backward passes) */
+  /* f's activations at the owned steps' start states during an adjoint solve (forward Euler, dense/pointwise f):
+     every adjoint step from u_k, fine or coarse, evaluates f(u_k, theta_k, t_k), so f runs forward once per step */
+  PetscBool     mgcache;          /* in use for this pass */
+  Vec          *mgacts;           /* [(k - ks) * nchildren + child] */
+  PetscBool    *mgactok;          /* per owned step: its activations are those of the current forward states */
+  PetscInt      mgnact, mgks;     /* owned steps cached, the first one */
+
   /* statistics */
   PetscInt       nstored;   /* states held for the backward pass at its peak */
   PetscLogDouble bytes;     /* their bytes */
@@ -110,6 +134,16 @@ PETSC_INTERN PetscErrorCode NNODEDestroyActs(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEForwardDiscrete(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEBackwardDiscrete(NNLayer, PetscInt, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEDestroyDiscrete(NNLayer);
+/* ts/odeblock_mgrit.c */
+PETSC_INTERN PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNODESetUp_MGRIT(NNLayer);
+PETSC_INTERN PetscErrorCode NNODEReset_MGRIT(NNLayer);
+PETSC_INTERN PetscErrorCode NNODEDestroy_MGRIT(NNLayer);
+PETSC_INTERN PetscErrorCode NNODEForwardMGRIT(NNLayer, PetscInt, Vec, Vec);
+PETSC_INTERN PetscErrorCode NNODEBackwardMGRIT(NNLayer, PetscInt, Vec, Vec, Vec);
+PETSC_INTERN PetscErrorCode NNODEView_MGRIT(NNLayer, PetscViewer);
+PETSC_INTERN PetscErrorCode NNODECompose_MGRIT(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNODECheck_MGRIT(NNLayer);
 /* shared by both schemes (ts/odeblock.c) */
 PETSC_INTERN PetscErrorCode NNODECopyIn(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEObserve(NNLayer, PetscInt, PetscInt, Vec, Vec);
