@@ -231,6 +231,14 @@ PETSC_EXTERN PetscErrorCode NNGetProcessGrid(NN, PetscInt *, PetscInt *, PetscIn
 PETSC_EXTERN PetscErrorCode NNGetProcessGridComms(NN, MPI_Comm *, MPI_Comm *, MPI_Comm *); /* trainer, data, spatial */
 PETSC_EXTERN PetscErrorCode NNSetBucketSize(NN, PetscReal);
 PETSC_EXTERN PetscErrorCode NNSetOptimizerSharding(NN, PetscBool);
+typedef enum {
+  NN_ALLREDUCE_AUTO,  /* shared when all data groups share a node, MPI otherwise */
+  NN_ALLREDUCE_MPI,   /* bucketed MPI_Iallreduce during the backward pass */
+  NN_ALLREDUCE_SHARED /* the gradients in one MPI shared-memory window, summed after the backward pass */
+} NNAllreduceType;
+PETSC_EXTERN const char *const NNAllreduceTypes[];
+PETSC_EXTERN PetscErrorCode    NNSetAllreduceType(NN, NNAllreduceType);
+PETSC_EXTERN PetscErrorCode    NNGetAllreduceType(NN, NNAllreduceType *, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNSetTournament(NN, PetscInt, PetscInt);
 PETSC_EXTERN PetscErrorCode NNGetAllreduceTimes(NN, PetscLogDouble *, PetscLogDouble *);
 PETSC_EXTERN PetscErrorCode NNSetCheckpointInterval(NN, PetscInt, PetscReal);

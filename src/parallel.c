@@ -119,6 +119,12 @@ PetscErrorCode NNParallelDestroy(NNParallel *p)
   PetscCall(PetscFree2((*p)->pcount, (*p)->pdispl));
   PetscCall(PetscFree((*p)->rcount));
   PetscCall(PetscFree((*p)->gslice));
+  PetscCall(PetscFree((*p)->seg));
+  if ((*p)->win != MPI_WIN_NULL) { /* training ended without NNParallelTrainEnd() */
+    PetscCallMPI(MPI_Win_unlock_all((*p)->win));
+    PetscCallMPI(MPI_Win_free(&(*p)->win));
+  }
+  if ((*p)->shmcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&(*p)->shmcomm));
   PetscCall(PetscFree(*p));
   PetscFunctionReturn(0);
 }
@@ -169,7 +175,9 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   p->bucket_mb = 25; /* PyTorch DDP's default */
   p->shard     = PETSC_FALSE;
   p->interval  = 100;
-  p->tcomm = p->dcomm = p->scomm = MPI_COMM_NULL;
+  p->artype    = NN_ALLREDUCE_AUTO;
+  p->win       = MPI_WIN_NULL;
+  p->tcomm = p->dcomm = p->scomm = p->shmcomm = MPI_COMM_NULL;
   PetscCallMPI(MPI_Comm_split(comm, p->trainer, rank, &p->tcomm));
   PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)D + p->group, rank, &p->scomm));
   PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)S + p->srank, rank, &p->dcomm));
@@ -227,6 +235,7 @@ PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
   if (old) { /* keep the settings */
     p->bucket_mb = old->bucket_mb;
     p->shard     = old->shard;
+    p->artype    = old->artype;
     p->interval  = old->interval;
     p->tsamples  = old->tsamples;
   }
@@ -471,8 +480,10 @@ PetscErrorCode NNTrainMonitorSet(NN net, PetscErrorCode (*monitor)(NN, PetscInt,
 -  blocking - seconds the same all-reduces take as one blocking MPI_Allreduce of the whole gradient per step (measured once at the start of training)
 
    Notes:
-   1 - exposed/blocking is the fraction of the all-reduce hidden behind the backward pass;
-   -nn_monitor prints it every epoch. Both are 0 without data groups.
+   With the MPI all-reduce, 1 - exposed/blocking is the fraction of the all-reduce hidden behind the
+   backward pass; -nn_monitor prints it every epoch. With the shared-memory all-reduce
+   (NNSetAllreduceType()) exposed is the time of the reduction after the backward pass, including
+   the wait for the slowest data group. Both are 0 without data groups.
 
    Level: advanced
 
@@ -506,6 +517,7 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   mb = p->bucket_mb;
   PetscCall(PetscOptionsReal("-nn_bucket_size", "Gradient all-reduce bucket size in MB (0: one bucket per layer)", "NNSetBucketSize", mb, &mb, &f1));
   if (f1) PetscCall(NNSetBucketSize(net, mb));
+  PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)p->artype, (PetscEnum *)&p->artype, NULL));
   PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather)", "NNSetOptimizerSharding", p->shard, &p->shard, NULL));
   M = p->interval;
   S = p->tsamples;
@@ -524,7 +536,7 @@ PetscErrorCode NNParallelView(NN net, PetscViewer viewer)
 
   PetscFunctionBegin;
   if (!p || p->K * p->D == 1) PetscFunctionReturn(0);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s); gradient buckets of %g MB\n", p->K, p->D, p->S, (double)p->bucket_mb));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s); gradient all-reduce %s%s, buckets of %g MB\n", p->K, p->D, p->S, NNAllreduceTypes[p->artype], p->shmused ? " (shared memory in use)" : "", (double)p->bucket_mb));
   if (p->K > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "tournament every %" PetscInt_FMT " steps on %" PetscInt_FMT " samples per trainer\n", p->interval, p->tsamples));
   PetscFunctionReturn(0);
 }
@@ -575,7 +587,7 @@ static PetscErrorCode NNBucketsProgress(NN net, PetscInt i)
   int            flag;
 
   PetscFunctionBegin;
-  if (!p->nbuckets) PetscFunctionReturn(0);
+  if (!p->nbuckets || p->useshm) PetscFunctionReturn(0); /* the shared-memory reduction runs at the end */
   PetscCall(PetscLogEventBegin(NN_AllreduceLaunch, net, 0, 0, 0));
   while (p->nlaunched < p->nbuckets && p->buckets[p->nlaunched].trigger >= i) {
     PetscCall(NNBucketLaunch(net, g, p->nlaunched));
@@ -598,11 +610,17 @@ static PetscErrorCode NNBucketsWait(NN net, PetscScalar *g)
   PetscFunctionBegin;
   if (!p->nbuckets) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(NN_AllreduceWait, net, 0, 0, 0));
-  for (; p->nlaunched < p->nbuckets; p->nlaunched++) PetscCall(NNBucketLaunch(net, g, p->nlaunched));
-  PetscCall(PetscTime(&t0));
-  PetscCallMPI(MPI_Waitall((PetscMPIInt)p->nbuckets, p->req, MPI_STATUSES_IGNORE));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
+  if (p->useshm) {
+    PetscCall(NNShmAllreduce(net, &t0, &t1));
+    p->t_exposed += t0 + t1;
+    p->t_wait += t0;
+  } else {
+    for (; p->nlaunched < p->nbuckets; p->nlaunched++) PetscCall(NNBucketLaunch(net, g, p->nlaunched));
+    PetscCall(PetscTime(&t0));
+    PetscCallMPI(MPI_Waitall((PetscMPIInt)p->nbuckets, p->req, MPI_STATUSES_IGNORE));
+    PetscCall(PetscTime(&t1));
+    p->t_exposed += t1 - t0;
+  }
   p->nreduce++;
   PetscCall(PetscLogEventEnd(NN_AllreduceWait, net, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -744,6 +762,7 @@ PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
   PetscCall(VecRestoreArray(net->buf, &a));
   PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
   p->t_exposed = 0;
+  p->t_wait    = 0;
   p->nreduce   = 0;
   p->nbuckets  = 0;
   p->sharded   = PETSC_FALSE;
@@ -757,6 +776,7 @@ PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
   p->sharded = p->shard;
   PetscCall(NNParallelProbeDraws(net, x));
   PetscCall(NNParallelMakeBuckets(net));
+  PetscCall(NNShmAllreduceSetUp(net));
   if (np) { /* what the all-reduce would cost if nothing overlapped: the better of two blocking ones */
     PetscScalar   *w;
     PetscLogDouble t0, t1;
@@ -782,6 +802,7 @@ PetscErrorCode NNParallelTrainEnd(NN net)
   net->hook = NULL;
   if (!net->par) PetscFunctionReturn(0);
   net->par->active = PETSC_FALSE;
+  PetscCall(NNShmAllreduceDestroy(net));
   PetscCall(NNParallelGatherOptState(net)); /* the whole optimizer state on every rank again */
   net->par->sharded = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -800,12 +821,15 @@ PetscErrorCode NNParallelOptStep(NN net)
     PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
     PetscFunctionReturn(0);
   }
-  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
+  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->useshm ? p->seg[p->group] + p->slo : p->gslice)); /* shared memory: the whole gradient was summed */
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  PetscCall(VecGetArray(net->theta, &t));
-  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-  PetscCall(VecRestoreArray(net->theta, &t));
+  if (p->shmtheta) PetscCall(NNShmAllgatherParameters(net));
+  else {
+    PetscCall(VecGetArray(net->theta, &t));
+    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
+    PetscCall(VecRestoreArray(net->theta, &t));
+  }
   PetscCall(PetscTime(&t1));
   p->t_exposed += t1 - t0;
   PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));

@@ -29,9 +29,17 @@ struct _n_NNParallel {
   NNBucket    *buckets;               /* in launch order: last layers first */
   MPI_Request *req;
 
+  /* the shared-memory all-reduce (src/parallel_shm.c) */
+  NNAllreduceType artype;             /* -nn_allreduce */
+  PetscBool       useshm, shmused;    /* in use now; used by the current or last training */
+  PetscBool       shmtheta;           /* the parameters are in the window too (sharded optimizer) */
+  MPI_Comm        shmcomm;            /* dcomm's ranks, when all of them share a node */
+  MPI_Win         win;                /* segment g: data group g's gradient */
+  PetscScalar   **seg;
+
   /* the optimizer step sharded over the data groups (ZeRO stage 1): buckets are reduce-scattered,
      group g updates parameters [slo, shi) and the parameters are all-gathered after the step */
-  PetscBool    shard;                 /* -nn_shard_optimizer (default true) */
+  PetscBool    shard;                 /* -nn_shard_optimizer (default false) */
   PetscBool    sharded;               /* in use in the current training (shard and D > 1) */
   PetscInt     slo, shi;
   PetscMPIInt *pcount, *pdispl;       /* the D slices, for MPI_Allgatherv */
@@ -50,6 +58,7 @@ struct _n_NNParallel {
   /* communication statistics since the start of training */
   PetscLogDouble t_exposed;           /* time inside MPI calls of the all-reduce (launch, test, wait) */
   PetscLogDouble t_block;             /* one blocking MPI_Allreduce of the whole gradient (measured) */
+  PetscLogDouble t_wait;              /* shared memory: part of t_exposed spent waiting for the other groups */
   PetscInt       nreduce;             /* steps whose gradient was all-reduced */
 
   /* tournament training */
@@ -79,3 +88,7 @@ PETSC_INTERN PetscErrorCode NNEvaluateRange(NN, NNData, MPI_Comm, PetscInt, Pets
 PETSC_INTERN PetscErrorCode NNCollectiveError(MPI_Comm, PetscErrorCode, PetscBool, const char[]);
 PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBool, const char[], const char[]);
 PETSC_INTERN void           NNRandomSkip(NNRandom *, PetscInt64);
+PETSC_INTERN PetscErrorCode NNShmAllreduceSetUp(NN);
+PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
+PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode NNShmAllgatherParameters(NN);

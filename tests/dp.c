@@ -185,6 +185,12 @@ int main(int argc, char **argv)
   PetscCall(NNDataSetFromOptions(data));
   PetscCall(NNTrain(net, data, NULL));
   PetscCall(NNGetProcessGrid(net, &K, &D, &S));
+  {
+    NNAllreduceType type;
+    PetscBool       shared;
+    PetscCall(NNGetAllreduceType(net, &type, &shared));
+    PetscCheck(shared == (PetscBool)(D > 1 && type != NN_ALLREDUCE_MPI), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The %s all-reduce with %" PetscInt_FMT " data groups on one node %s shared memory", NNAllreduceTypes[type], D, shared ? "used" : "did not use");
+  }
 
   /* final parameters against the reference */
   PetscCall(NNGetParameters(ref, &t0));
@@ -228,13 +234,19 @@ int main(int argc, char **argv)
    test:
      suffix: mlp
      nsize: {{1 2 3 4}}
-     args: -net mlp -nn_bucket_size 0.0003
+     args: -net mlp -nn_bucket_size 0.0003 -nn_allreduce {{mpi shared}}
      output_file: output/dp_mlp.out
 
    test:
      suffix: mlp_buckets
      nsize: 3
-     args: -net mlp -nn_bucket_size {{0 25}} -nn_shard_optimizer {{0 1}}
+     args: -net mlp -nn_allreduce mpi -nn_bucket_size {{0 25}} -nn_shard_optimizer {{0 1}}
+     output_file: output/dp_mlp.out
+
+   test:
+     suffix: mlp_shared_shard
+     nsize: 3
+     args: -net mlp -nn_allreduce shared -nn_shard_optimizer
      output_file: output/dp_mlp.out
 
    # hybrid layouts: data groups x spatial ranks = 1x1, 2x1, 1x2, 4x1, 2x2, 1x4
@@ -246,7 +258,7 @@ int main(int argc, char **argv)
    test:
      suffix: cnn_2
      nsize: 2
-     args: -net cnn -spatial {{1 2}} -nn_bucket_size 0
+     args: -net cnn -spatial {{1 2}} -nn_bucket_size 0 -nn_allreduce {{mpi auto}}
      output_file: output/dp_cnn.out
 
    test:
