@@ -239,6 +239,7 @@ typedef enum {
 PETSC_EXTERN const char *const NNAllreduceTypes[];
 PETSC_EXTERN PetscErrorCode    NNSetAllreduceType(NN, NNAllreduceType);
 PETSC_EXTERN PetscErrorCode    NNGetAllreduceType(NN, NNAllreduceType *, PetscBool *);
+PETSC_EXTERN PetscErrorCode    NNSetLoadBalance(NN, PetscBool, PetscReal);
 PETSC_EXTERN PetscErrorCode NNSetTournament(NN, PetscInt, PetscInt);
 PETSC_EXTERN PetscErrorCode NNGetAllreduceTimes(NN, PetscLogDouble *, PetscLogDouble *);
 PETSC_EXTERN PetscErrorCode NNSetCheckpointInterval(NN, PetscInt, PetscReal);

@@ -120,6 +120,7 @@ PetscErrorCode NNParallelDestroy(NNParallel *p)
   PetscCall(PetscFree((*p)->rcount));
   PetscCall(PetscFree((*p)->gslice));
   PetscCall(PetscFree((*p)->seg));
+  PetscCall(PetscFree((*p)->speed));
   if ((*p)->win != MPI_WIN_NULL) { /* training ended without NNParallelTrainEnd() */
     PetscCallMPI(MPI_Win_unlock_all((*p)->win));
     PetscCallMPI(MPI_Win_free(&(*p)->win));
@@ -176,6 +177,7 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   p->shard     = PETSC_FALSE;
   p->interval  = 100;
   p->artype    = NN_ALLREDUCE_AUTO;
+  p->balance_max = 1.5;
   p->win       = MPI_WIN_NULL;
   p->tcomm = p->dcomm = p->scomm = p->shmcomm = MPI_COMM_NULL;
   PetscCallMPI(MPI_Comm_split(comm, p->trainer, rank, &p->tcomm));
@@ -236,6 +238,8 @@ PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
     p->bucket_mb = old->bucket_mb;
     p->shard     = old->shard;
     p->artype    = old->artype;
+    p->balance   = old->balance;
+    p->balance_max = old->balance_max;
     p->interval  = old->interval;
     p->tsamples  = old->tsamples;
   }
@@ -518,6 +522,13 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   PetscCall(PetscOptionsReal("-nn_bucket_size", "Gradient all-reduce bucket size in MB (0: one bucket per layer)", "NNSetBucketSize", mb, &mb, &f1));
   if (f1) PetscCall(NNSetBucketSize(net, mb));
   PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)p->artype, (PetscEnum *)&p->artype, NULL));
+  {
+    PetscBool bal = p->balance;
+    PetscReal bmax = p->balance_max;
+    PetscCall(PetscOptionsBool("-nn_load_balance", "Data groups split each minibatch in proportion to their measured speeds (not bitwise reproducible)", "NNSetLoadBalance", bal, &bal, &f1));
+    PetscCall(PetscOptionsReal("-nn_load_balance_max_share", "Largest balanced shard as a multiple of batch/data groups (sets the per-rank batch memory)", "NNSetLoadBalance", bmax, &bmax, &f2));
+    if (f1 || f2) PetscCall(NNSetLoadBalance(net, bal, bmax));
+  }
   PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather)", "NNSetOptimizerSharding", p->shard, &p->shard, NULL));
   M = p->interval;
   S = p->tsamples;
@@ -537,6 +548,7 @@ PetscErrorCode NNParallelView(NN net, PetscViewer viewer)
   PetscFunctionBegin;
   if (!p || p->K * p->D == 1) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s); gradient all-reduce %s%s, buckets of %g MB\n", p->K, p->D, p->S, NNAllreduceTypes[p->artype], p->shmused ? " (shared memory in use)" : "", (double)p->bucket_mb));
+  if (p->balance && p->D > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "load balancing: shards in proportion to the groups' speeds, at most %g x batch/%" PetscInt_FMT "\n", (double)p->balance_max, p->D));
   if (p->K > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "tournament every %" PetscInt_FMT " steps on %" PetscInt_FMT " samples per trainer\n", p->interval, p->tsamples));
   PetscFunctionReturn(0);
 }
@@ -861,7 +873,7 @@ PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
   NNParallel p = net->par;
 
   PetscFunctionBegin;
-  NNParallelShard(n, p->group, p->D, &p->first, &p->last);
+  NNParallelStepShard(p, n);
   p->n         = n;
   p->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
   p->nlaunched = 0;

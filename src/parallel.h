@@ -46,6 +46,13 @@ struct _n_NNParallel {
   PetscMPIInt *rcount;                /* [nbuckets][D]: each slice's part of each bucket (MPI_Ireduce_scatter) */
   PetscScalar *gslice;                /* the summed gradient of this group's slice */
 
+  /* load balancing (src/parallel_balance.c) */
+  PetscBool  balance;                 /* -nn_load_balance */
+  PetscReal  balance_max;             /* largest shard as a multiple of batch/D */
+  PetscReal *speed;                   /* [D] samples per second of each group of this trainer (0: not timed yet) */
+  PetscInt   cap;                     /* per-rank batch capacity during training */
+  PetscReal  sharemin, sharemax;      /* extreme shares (x D/n) since the last report */
+
   /* the current training step */
   PetscBool active;                   /* a training step is running: the hook acts */
   PetscInt  n, first, last;           /* samples in the global batch, this group's shard [first,last) */
@@ -92,3 +99,9 @@ PETSC_INTERN PetscErrorCode NNShmAllreduceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode NNShmAllgatherParameters(NN);
+PETSC_INTERN PetscInt       NNParallelBatchCapacity(NNParallel, PetscInt);
+PETSC_INTERN PetscErrorCode NNParallelBalanceBegin(NN, PetscInt);
+PETSC_INTERN void           NNParallelStepShard(NNParallel, PetscInt);
+PETSC_INTERN PetscInt       NNParallelBalanceSlots(NNParallel);
+PETSC_INTERN void           NNParallelBalancePut(NNParallel, PetscReal *, PetscLogDouble);
+PETSC_INTERN void           NNParallelBalanceUpdate(NNParallel, const PetscReal *, PetscInt);

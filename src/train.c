@@ -165,8 +165,9 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
     }
     PetscCall(NNOptSetEpoch(net->opt, net->epoch, net->epochs));
     for (PetscInt b = net->batch; b < nbatches; b++) {
-      PetscInt  start = b * B, n = PetscMin(B, N - start), m, bad;
-      PetscReal L = 0, correct = 0, Lg;
+      PetscInt       start = b * B, n = PetscMin(B, N - start), m, bad, nv = 2 * p->K + 2 + NNParallelBalanceSlots(p);
+      PetscReal      L = 0, correct = 0, Lg;
+      PetscLogDouble tc = 0;
 
       PetscCall(NNParallelStepBegin(net, n));
       m = p->last - p->first;
@@ -181,7 +182,11 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
         net->hook = hook;
       }
       if (m && bad < 0) {
+        PetscLogDouble c0, c1, e0 = p->t_exposed;
+        PetscCall(PetscTime(&c0));
         PetscCall(NNLossGradient(net, m, x, t, &L, NULL));
+        PetscCall(PetscTime(&c1));
+        tc = (c1 - c0) - (p->t_exposed - e0); /* the group's compute time, for load balancing */
         if (net->lossops.classification) {
           const PetscScalar *ya, *ta;
           PetscCall(VecGetArrayRead(net->act[net->nlayers], &ya));
@@ -196,7 +201,8 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
       /* one reduction over all ranks: every trainer's loss and count, bad data anywhere, time for a checkpoint */
       {
         PetscLogDouble now;
-        PetscCall(PetscArrayzero(v, 2 * p->K + 2));
+        PetscCall(PetscArrayzero(v, nv));
+        NNParallelBalancePut(p, v + 2 * p->K + 2, tc);
         if (!p->srank) {
           v[2 * p->trainer]     = L * m;
           v[2 * p->trainer + 1] = correct;
@@ -204,7 +210,8 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
         v[2 * p->K] = bad >= 0 ? 1 : 0;
         PetscCall(PetscTime(&now));
         v[2 * p->K + 1] = (net->checkpoint_seconds > 0 && now - tck >= net->checkpoint_seconds) ? 1 : 0;
-        if (p->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, v, (PetscMPIInt)(2 * p->K + 2), MPIU_REAL, MPIU_SUM, comm));
+        if (p->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, v, (PetscMPIInt)nv, MPIU_REAL, MPIU_SUM, comm));
+        NNParallelBalanceUpdate(p, v + 2 * p->K + 2, n);
       }
       if (v[2 * p->K] > 0) PetscCall(NNTrainStop(net, train, bad, NULL));
       for (PetscInt tr = 0; tr < p->K; tr++) {
@@ -275,9 +282,12 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
             if (p->useshm) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups in shared memory: %.3f s summing after the backward pass, %.3f-%.3f s waiting for the slowest group's backward pass; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], -w[1], w[2], block - block0));
             else PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups, %" PetscInt_FMT " bucket(s): %.3f s in MPI vs %.3f s for blocking all-reduces (%.1f%% hidden behind the backward pass)\n", p->D, p->nbuckets, exposed - exposed0, block - block0, block > block0 ? 100.0 * PetscMax(0.0, 1.0 - (exposed - exposed0) / (block - block0)) : 0.0));
           }
-          exposed0 = exposed;
-          block0   = block;
-          wait0    = p->t_wait;
+          if (NNParallelBalanceSlots(p) && !p->srank && !p->group && p->sharemax > 0) PetscCall(PetscSynchronizedPrintf(comm, "  load balance: shards of %.2f to %.2f times an equal shard\n", (double)p->sharemin, (double)p->sharemax));
+          p->sharemin = PETSC_MAX_REAL;
+          p->sharemax = 0;
+          exposed0    = exposed;
+          block0      = block;
+          wait0       = p->t_wait;
         }
         PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
       }
@@ -334,13 +344,14 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
   PetscCall(NNParallelGet(net, &p));
   PetscCall(NNParallelSetPartition(net, train));
   B   = net->nbatch; /* the global batch; every data group holds at most cap samples of it */
-  cap = (B + p->D - 1) / p->D;
+  cap = NNParallelBatchCapacity(p, B);
   if (cap != B) PetscCall(NNSetBatchSize(net, cap));
   PetscCall(NNSetUp(net));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(PetscMalloc1(p->ntrain, &perm));
   PetscCall(PetscMalloc1(cap, &idx));
-  PetscCall(PetscMalloc1(2 * p->K + 2, &v)); /* what every step reduces */
+  PetscCall(PetscMalloc1(2 * p->K + 2 + NNParallelBalanceSlots(p), &v)); /* what every step reduces */
+  PetscCall(NNParallelBalanceBegin(net, cap));
   PetscCall(NNSetTraining(net, PETSC_TRUE));
   if (p->K > 1 && p->trainer > 0 && net->step == 0 && net->epoch == 0 && net->batch == 0) NNRandomSeed(&net->rng, (uint64_t)net->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)p->trainer); /* the trainer's own stream */
   ierr = NNParallelTrainBegin(net, x);

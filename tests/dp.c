@@ -243,6 +243,13 @@ int main(int argc, char **argv)
      args: -net mlp -nn_allreduce mpi -nn_bucket_size {{0 25}} -nn_shard_optimizer {{0 1}}
      output_file: output/dp_mlp.out
 
+   # shards in proportion to the measured speeds (they vary from step to step)
+   test:
+     suffix: mlp_balance
+     nsize: {{2 3}}
+     args: -net mlp -nn_load_balance -nn_load_balance_max_share 2 -nn_allreduce {{mpi shared}}
+     output_file: output/dp_mlp.out
+
    test:
      suffix: mlp_shared_shard
      nsize: 3
