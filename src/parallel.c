@@ -237,6 +237,7 @@ PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
   if (old) { /* keep the settings */
     p->bucket_mb = old->bucket_mb;
     p->shard     = old->shard;
+    p->shard_set = old->shard_set;
     p->artype    = old->artype;
     p->balance   = old->balance;
     p->balance_max = old->balance_max;
@@ -342,17 +343,20 @@ PetscErrorCode NNSetBucketSize(NN net, PetscReal mb)
 
    Input Parameters:
 +  net - the network
--  flg - PETSC_TRUE: the gradient buckets are reduce-scattered instead of all-reduced, data group g
-         of D takes the optimizer step on its 1/D of the parameters and the parameters are
-         all-gathered after the step; PETSC_FALSE (default): every rank takes the whole step
+-  flg - PETSC_TRUE: data group g of D takes the optimizer step on its 1/D of the parameters;
+         PETSC_FALSE: every rank takes the whole step
 
    Options Database Key:
-.  -nn_shard_optimizer <bool> - split the optimizer step over the data groups (default false)
+.  -nn_shard_optimizer <bool> - split the optimizer step over the data groups (default: true with
+   the shared-memory all-reduce, false with the MPI one)
 
    Notes:
-   The same data move (a reduce-scatter and an all-gather are an all-reduce), but every rank does
-   1/D of the optimizer's work; whether that is faster depends on how well the MPI implements
-   MPI_Ireduce_scatter against MPI_Iallreduce (bench/dp_bench.sh measures both). The optimizer state outside a rank's slice is stale during training;
+   With the MPI all-reduce the gradient buckets are reduce-scattered instead of all-reduced and the
+   parameters all-gathered after the step: the same data move, but every rank does 1/D of the
+   optimizer's work; whether that is faster depends on how well the MPI implements
+   MPI_Ireduce_scatter against MPI_Iallreduce (bench/dp_bench.sh measures both). With the
+   shared-memory all-reduce (NNSetAllreduceType()) the data groups share one copy of the parameters
+   and nothing is gathered, so sharding only saves time; it is then the default. The optimizer state outside a rank's slice is stale during training;
    it is gathered before every checkpoint and at the end of NNTrain(), so checkpoints and later
    calls see the whole state. Either way the parameters are identical on all ranks after every step.
 
@@ -367,7 +371,8 @@ PetscErrorCode NNSetOptimizerSharding(NN net, PetscBool flg)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNParallelGet(net, &p));
-  p->shard = flg;
+  p->shard     = flg;
+  p->shard_set = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -529,7 +534,11 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
     PetscCall(PetscOptionsReal("-nn_load_balance_max_share", "Largest balanced shard as a multiple of batch/data groups (sets the per-rank batch memory)", "NNSetLoadBalance", bmax, &bmax, &f2));
     if (f1 || f2) PetscCall(NNSetLoadBalance(net, bal, bmax));
   }
-  PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather)", "NNSetOptimizerSharding", p->shard, &p->shard, NULL));
+  {
+    PetscBool sh = p->shard;
+    PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather); default: with the shared-memory all-reduce", "NNSetOptimizerSharding", sh, &sh, &f1));
+    if (f1) PetscCall(NNSetOptimizerSharding(net, sh));
+  }
   M = p->interval;
   S = p->tsamples;
   PetscCall(PetscOptionsInt("-nn_tournament_interval", "Optimizer steps between tournaments", "NNSetTournament", M, &M, &f1));
@@ -548,6 +557,7 @@ PetscErrorCode NNParallelView(NN net, PetscViewer viewer)
   PetscFunctionBegin;
   if (!p || p->K * p->D == 1) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s); gradient all-reduce %s%s, buckets of %g MB\n", p->K, p->D, p->S, NNAllreduceTypes[p->artype], p->shmused ? " (shared memory in use)" : "", (double)p->bucket_mb));
+  if (p->D > 1 && (p->shard_set || p->shmused)) PetscCall(PetscViewerASCIIPrintf(viewer, "optimizer step %s\n", (p->shard_set ? p->shard : p->shmused) ? "sharded over the data groups" : "taken whole on every rank"));
   if (p->balance && p->D > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "load balancing: shards in proportion to the groups' speeds, at most %g x batch/%" PetscInt_FMT "\n", (double)p->balance_max, p->D));
   if (p->K > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "tournament every %" PetscInt_FMT " steps on %" PetscInt_FMT " samples per trainer\n", p->interval, p->tsamples));
   PetscFunctionReturn(0);
@@ -785,7 +795,8 @@ PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
   PetscCall(PetscCalloc1(net->nlayers, &p->draws));
   PetscCall(PetscCalloc1(2 * net->nlayers, &p->probe));
   p->nhook   = net->nlayers;
-  p->sharded = p->shard;
+  PetscCall(NNShmAllreduceCheck(net));
+  p->sharded = p->shard_set ? p->shard : (PetscBool)(p->shmcomm != MPI_COMM_NULL); /* sharding is free with shared memory */
   PetscCall(NNParallelProbeDraws(net, x));
   PetscCall(NNParallelMakeBuckets(net));
   PetscCall(NNShmAllreduceSetUp(net));
@@ -836,7 +847,7 @@ PetscErrorCode NNParallelOptStep(NN net)
   PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->useshm ? p->seg[p->group] + p->slo : p->gslice)); /* shared memory: the whole gradient was summed */
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  if (p->shmtheta) PetscCall(NNShmAllgatherParameters(net));
+  if (p->shmtheta) PetscCall(NNShmParametersStepped(net)); /* one copy of the parameters: nothing to gather */
   else {
     PetscCall(VecGetArray(net->theta, &t));
     PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));

@@ -32,14 +32,15 @@ struct _n_NNParallel {
   /* the shared-memory all-reduce (src/parallel_shm.c) */
   NNAllreduceType artype;             /* -nn_allreduce */
   PetscBool       useshm, shmused;    /* in use now; used by the current or last training */
-  PetscBool       shmtheta;           /* the parameters are in the window too (sharded optimizer) */
+  PetscBool       shmtheta;           /* the parameters are in the window too, one copy for all groups (sharded optimizer) */
+  PetscBool       thetaown;           /* ... but the parameter Vec has its own copy for now (NNShmDetachParameters()) */
   MPI_Comm        shmcomm;            /* dcomm's ranks, when all of them share a node */
-  MPI_Win         win;                /* segment g: data group g's gradient */
+  MPI_Win         win;                /* segment g: data group g's gradient (segment 0: then the shared parameters) */
   PetscScalar   **seg;
 
   /* the optimizer step sharded over the data groups (ZeRO stage 1): buckets are reduce-scattered,
      group g updates parameters [slo, shi) and the parameters are all-gathered after the step */
-  PetscBool    shard;                 /* -nn_shard_optimizer (default false) */
+  PetscBool    shard, shard_set;      /* -nn_shard_optimizer; if not set: sharded with the shared-memory all-reduce */
   PetscBool    sharded;               /* in use in the current training (shard and D > 1) */
   PetscInt     slo, shi;
   PetscMPIInt *pcount, *pdispl;       /* the D slices, for MPI_Allgatherv */
@@ -97,8 +98,12 @@ PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBoo
 PETSC_INTERN void           NNRandomSkip(NNRandom *, PetscInt64);
 PETSC_INTERN PetscErrorCode NNShmAllreduceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
+PETSC_INTERN PetscErrorCode NNShmAllreduceCheck(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *);
-PETSC_INTERN PetscErrorCode NNShmAllgatherParameters(NN);
+PETSC_INTERN PetscErrorCode NNShmParametersStepped(NN);
+PETSC_INTERN PetscErrorCode NNShmBarrier(NNParallel);
+PETSC_INTERN PetscErrorCode NNShmDetachParameters(NN);
+PETSC_INTERN PetscErrorCode NNShmAttachParameters(NN);
 PETSC_INTERN PetscInt       NNParallelBatchCapacity(NNParallel, PetscInt);
 PETSC_INTERN PetscErrorCode NNParallelBalanceBegin(NN, PetscInt);
 PETSC_INTERN void           NNParallelStepShard(NNParallel, PetscInt);

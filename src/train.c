@@ -174,12 +174,16 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
       for (PetscInt i = 0; i < m; i++) idx[i] = p->sample0 + perm[start + p->first + i];
       PetscCall(NNDataGetBatchOn(train, p->tcomm, m, idx, x, t));
       bad = m ? train->badsample : -1;
-      if (net->gradcheck && net->epoch == 0 && b == 0 && m && bad < 0) {
-        PetscReal ep, ex;
-        PetscErrorCode (*hook)(NN, NNHookStage, PetscInt) = net->hook;
-        net->hook = NULL; /* a local check of this group's shard */
-        PetscCall(NNGradientCheck(net, m, x, t, net->gradcheck_tol, &ep, &ex));
-        net->hook = hook;
+      if (net->gradcheck && net->epoch == 0 && b == 0) { /* a local check of this group's shard, on parameters of its own */
+        PetscCall(NNShmDetachParameters(net));
+        if (m && bad < 0) {
+          PetscReal ep, ex;
+          PetscErrorCode (*hook)(NN, NNHookStage, PetscInt) = net->hook;
+          net->hook = NULL;
+          PetscCall(NNGradientCheck(net, m, x, t, net->gradcheck_tol, &ep, &ex));
+          net->hook = hook;
+        }
+        PetscCall(NNShmAttachParameters(net));
       }
       if (m && bad < 0) {
         PetscLogDouble c0, c1, e0 = p->t_exposed;
@@ -228,7 +232,11 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
       net->step++;
       net->batch = b + 1;
       if (net->stepmonitor) PetscCall((*net->stepmonitor)(net, net->epoch, net->step, Lg, net->stepmonitorctx));
-      if (p->K > 1 && net->step % p->interval == 0) PetscCall(NNTournament(net, train));
+      if (p->K > 1 && net->step % p->interval == 0) { /* the models are swapped on every rank: each needs its own copy */
+        PetscCall(NNShmDetachParameters(net));
+        PetscCall(NNTournament(net, train));
+        PetscCall(NNShmAttachParameters(net));
+      }
       if (net->checkpoint[0] && ((net->checkpoint_steps > 0 && net->step % net->checkpoint_steps == 0) || v[2 * p->K + 1] > 0)) {
         if (b + 1 < nbatches) {
           PetscCall(NNParallelGatherOptState(net));

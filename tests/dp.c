@@ -250,11 +250,17 @@ int main(int argc, char **argv)
      args: -net mlp -nn_load_balance -nn_load_balance_max_share 2 -nn_allreduce {{mpi shared}}
      output_file: output/dp_mlp.out
 
+   # one copy of the parameters shared by the groups; the gradient check perturbs a private copy
    test:
      suffix: mlp_shared_shard
-     nsize: 3
+     nsize: {{2 3}}
      args: -net mlp -nn_allreduce shared -nn_shard_optimizer
      output_file: output/dp_mlp.out
+
+   test:
+     suffix: mlp_shared_shard_gradcheck
+     nsize: 2
+     args: -net mlp -nn_allreduce shared -nn_shard_optimizer -nn_gradient_check
 
    # hybrid layouts: data groups x spatial ranks = 1x1, 2x1, 1x2, 4x1, 2x2, 1x4
    test:
