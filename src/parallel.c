@@ -609,7 +609,11 @@ static PetscErrorCode NNBucketsProgress(NN net, PetscInt i)
   int            flag;
 
   PetscFunctionBegin;
-  if (!p->nbuckets || p->useshm) PetscFunctionReturn(0); /* the shared-memory reduction runs at the end */
+  if (p->useshm) { /* the shared-memory reduction runs at the end, but may start on the gradients already final */
+    PetscCall(NNShmBackwardProgress(net, i));
+    PetscFunctionReturn(0);
+  }
+  if (!p->nbuckets) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(NN_AllreduceLaunch, net, 0, 0, 0));
   while (p->nlaunched < p->nbuckets && p->buckets[p->nlaunched].trigger >= i) {
     PetscCall(NNBucketLaunch(net, g, p->nlaunched));
@@ -633,9 +637,11 @@ static PetscErrorCode NNBucketsWait(NN net, PetscScalar *g)
   if (!p->nbuckets) PetscFunctionReturn(0);
   PetscCall(PetscLogEventBegin(NN_AllreduceWait, net, 0, 0, 0));
   if (p->useshm) {
-    PetscCall(NNShmAllreduce(net, &t0, &t1));
+    PetscLogDouble te;
+    PetscCall(NNShmAllreduce(net, &t0, &t1, &te));
     p->t_exposed += t0 + t1;
     p->t_wait += t0;
+    p->t_early += te;
   } else {
     for (; p->nlaunched < p->nbuckets; p->nlaunched++) PetscCall(NNBucketLaunch(net, g, p->nlaunched));
     PetscCall(PetscTime(&t0));
@@ -785,6 +791,7 @@ PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
   PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
   p->t_exposed = 0;
   p->t_wait    = 0;
+  p->t_early   = 0;
   p->nreduce   = 0;
   p->nbuckets  = 0;
   p->sharded   = PETSC_FALSE;
@@ -844,15 +851,13 @@ PetscErrorCode NNParallelOptStep(NN net)
     PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
     PetscFunctionReturn(0);
   }
-  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->useshm ? p->seg[p->group] + p->slo : p->gslice)); /* shared memory: the whole gradient was summed */
+  if (p->useshm && p->shmtheta) PetscFunctionReturn(0); /* shared parameters: stepped chunk by chunk with the reduction (src/parallel_shm.c) */
+  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  if (p->shmtheta) PetscCall(NNShmParametersStepped(net)); /* one copy of the parameters: nothing to gather */
-  else {
-    PetscCall(VecGetArray(net->theta, &t));
-    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-    PetscCall(VecRestoreArray(net->theta, &t));
-  }
+  PetscCall(VecGetArray(net->theta, &t));
+  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
+  PetscCall(VecRestoreArray(net->theta, &t));
   PetscCall(PetscTime(&t1));
   p->t_exposed += t1 - t0;
   PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
@@ -867,7 +872,7 @@ PetscErrorCode NNParallelGatherOptState(NN net)
   PetscScalar *a;
 
   PetscFunctionBegin;
-  if (!p || !p->sharded) PetscFunctionReturn(0);
+  if (!p || !p->sharded || (p->useshm && p->shmtheta)) PetscFunctionReturn(0); /* shared parameters: one optimizer state for all */
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   for (PetscInt i = 0; i < net->opt->nstate; i++) {
     PetscCall(VecGetArray(net->opt->state[i], &a));

@@ -37,6 +37,11 @@ struct _n_NNParallel {
   MPI_Comm        shmcomm;            /* dcomm's ranks, when all of them share a node */
   MPI_Win         win;                /* segment g: data group g's gradient (segment 0: then the shared parameters) */
   PetscScalar   **seg;
+  MPI_Win         cwin;               /* with shared parameters: the control block (chunk counter, each group's progress) */
+  PetscInt64     *ctrl;
+  PetscInt64      cbase;              /* the chunk counter's value at the start of this step */
+  PetscInt64      cstep;              /* steps reduced so far + 1 (progress values, src/parallel_shm.c) */
+  PetscInt        nchunk;             /* chunks of the shared reduction and optimizer step */
 
   /* the optimizer step sharded over the data groups (ZeRO stage 1): buckets are reduce-scattered,
      group g updates parameters [slo, shi) and the parameters are all-gathered after the step */
@@ -67,6 +72,7 @@ struct _n_NNParallel {
   PetscLogDouble t_exposed;           /* time inside MPI calls of the all-reduce (launch, test, wait) */
   PetscLogDouble t_block;             /* one blocking MPI_Allreduce of the whole gradient (measured) */
   PetscLogDouble t_wait;              /* shared memory: part of t_exposed spent waiting for the other groups */
+  PetscLogDouble t_early;             /* shared parameters: part of t_exposed spent summing and stepping while another group was still in its backward pass */
   PetscInt       nreduce;             /* steps whose gradient was all-reduced */
 
   /* tournament training */
@@ -99,8 +105,8 @@ PETSC_INTERN void           NNRandomSkip(NNRandom *, PetscInt64);
 PETSC_INTERN PetscErrorCode NNShmAllreduceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceCheck(NN);
-PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *);
-PETSC_INTERN PetscErrorCode NNShmParametersStepped(NN);
+PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode NNShmBackwardProgress(NN, PetscInt);
 PETSC_INTERN PetscErrorCode NNShmBarrier(NNParallel);
 PETSC_INTERN PetscErrorCode NNShmDetachParameters(NN);
 PETSC_INTERN PetscErrorCode NNShmAttachParameters(NN);

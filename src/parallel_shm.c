@@ -7,20 +7,34 @@
    groups meet at a barrier, group g sums slice g of the D segments (always in the order
    0, 1, ..., D-1) and writes the sum into all D segments, and a second barrier ends the step:
    every element is added once, by one rank, so the gradient is bitwise identical on all ranks.
-   With a sharded optimizer (NNSetOptimizerSharding()) one copy of the parameters, in segment 0 of
-   the window, is the parameter Vec of every group: group g sums slice g of the gradients, steps
-   slice g of the shared parameters, and one barrier ends the step. Nothing is copied (the
-   all-gather is free), half of the optimizer's work is saved on 2 groups, and one barrier fewer
-   is crossed than without sharding.
-
+   With a sharded optimizer (NNSetOptimizerSharding(), the default here) one copy of the parameters
+   and of the optimizer state, in segment 0 of the window, serves all groups, and the reduction and
+   the optimizer step are one piece of work shared out dynamically: the gradient is cut into chunks
+   of NN_SHM_CHUNK entries, taken from its end (the last layers' gradients are final first). A group
+   that has finished its backward pass takes the next chunk from a shared counter, waits until every
+   group's backward pass has got past that chunk's layers (each group publishes how far it has got
+   after every layer), sums the chunk over the D segments (in the order 0, 1, ..., D-1), writes the
+   sum into all of them and takes the optimizer step on the chunk. So the group that finishes first
+   sums and steps the dense layers' parameters while the other is still in its convolutions'
+   backward pass, instead of waiting idle; one barrier ends the step. Which rank handles a chunk
+   does not change the arithmetic, so the parameters are bitwise those of one rank's step.
    Why: on one node MPI moves a large message through shared-memory buffers in fragments on the
    same cores that compute (Open MPI 4.1 here: a 26 MB MPI_Iallreduce over 2 ranks takes 32 ms,
    a blocking MPI_Allreduce 13-16 ms), and without an asynchronous progress thread nothing of it
    overlaps the backward pass. Reading the D segments directly moves each byte once: 3-4 ms.
 */
+#include <sched.h>
 #include "parallel.h"
 
 const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
+
+/* chunk of the dynamically shared reduction and optimizer step: 1 MB, about 0.5 ms of work */
+#define NN_SHM_CHUNK 131072
+/* control block (in its own window, on the first rank): the chunk counter, then per group its
+   progress, one 64-byte line each. The progress of a group in its step s (from 1) with gradient
+   entries [f, np) final is s (np + 1) + np - f: it only grows, so a value of an earlier step never
+   passes for this one and nothing has to be reset between steps. */
+#define NN_SHM_LINE 8
 
 /* a barrier of the groups on the node that also orders their accesses to the window: what this
    rank wrote before it is visible to all after it */
@@ -131,7 +145,7 @@ PetscErrorCode NNShmAllreduceSetUp(NN net)
   p->useshm = p->shmused = PETSC_FALSE;
   if (p->shmcomm == MPI_COMM_NULL) PetscFunctionReturn(0);
   PetscCall(VecGetSize(net->dtheta, &np));
-  nv = (p->sharded && !p->group) ? 2 : 1; /* the shared parameters follow group 0's gradient */
+  nv = (p->sharded && !p->group) ? 2 + net->opt->nstate : 1; /* the shared parameters and optimizer state follow group 0's gradient */
   PetscCallMPI(MPI_Info_create(&info));
   PetscCallMPI(MPI_Info_set(info, "alloc_shared_noncontig", "true")); /* each segment on its owner's NUMA node */
   PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)PetscMax(nv * np, 1) * (MPI_Aint)sizeof(PetscScalar), sizeof(PetscScalar), info, p->shmcomm, &base, &p->win));
@@ -144,16 +158,32 @@ PetscErrorCode NNShmAllreduceSetUp(NN net)
   PetscCall(VecRestoreArray(net->dtheta, &a));
   PetscCall(VecPlaceArray(net->dtheta, base));
   p->shmtheta = p->sharded;
-  if (p->shmtheta) { /* the parameters are the same on all groups (broadcast): group 0's copy becomes everyone's */
-    if (!p->group) {
-      PetscCall(VecGetArray(net->theta, &a));
-      PetscCall(PetscArraycpy(p->seg[0] + np, a, np));
-      PetscCall(VecRestoreArray(net->theta, &a));
-    }
-    PetscCall(NNShmBarrier(p));
-    PetscCall(VecPlaceArray(net->theta, p->seg[0] + np));
-  }
   p->thetaown = PETSC_FALSE;
+  if (p->shmtheta) { /* parameters and optimizer state are the same on all groups (broadcast, or loaded): group 0's copy becomes everyone's */
+    PetscInt64 *c;
+    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) {
+      Vec v = k ? net->opt->state[k - 1] : net->theta;
+      if (!p->group) {
+        PetscCall(VecGetArray(v, &a));
+        PetscCall(PetscArraycpy(p->seg[0] + (k + 1) * np, a, np));
+        PetscCall(VecRestoreArray(v, &a));
+      }
+    }
+    PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)(p->group ? 0 : NN_SHM_LINE * (1 + p->D)) * (MPI_Aint)sizeof(PetscInt64), sizeof(PetscInt64), MPI_INFO_NULL, p->shmcomm, &c, &p->cwin));
+    PetscCallMPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, p->cwin));
+    PetscCallMPI(MPI_Win_shared_query(p->cwin, 0, &sz, &disp, &p->ctrl));
+    if (!p->group) {
+      p->ctrl[0] = 0;
+      for (PetscInt r = 0; r < p->D; r++) p->ctrl[NN_SHM_LINE * (1 + r)] = 0; /* nothing final yet */
+    }
+    p->cbase  = 0;
+    p->cstep  = 1;
+    p->nchunk = (np + NN_SHM_CHUNK - 1) / NN_SHM_CHUNK;
+    PetscCallMPI(MPI_Win_sync(p->cwin));
+    PetscCall(NNShmBarrier(p));
+    PetscCallMPI(MPI_Win_sync(p->cwin));
+    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) PetscCall(VecPlaceArray(k ? net->opt->state[k - 1] : net->theta, p->seg[0] + (k + 1) * np));
+  }
   p->useshm = p->shmused = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
@@ -208,7 +238,20 @@ PetscErrorCode NNShmAllreduceDestroy(NN net)
 
   PetscFunctionBegin;
   if (!p || !p->useshm) PetscFunctionReturn(0);
-  if (p->shmtheta && !p->thetaown) PetscCall(NNShmDetachParameters(net));
+  if (p->shmtheta) {
+    if (!p->thetaown) PetscCall(NNShmDetachParameters(net));
+    for (PetscInt k = 0; k < net->opt->nstate; k++) { /* the optimizer state: every rank a private copy */
+      Vec v = net->opt->state[k];
+      PetscCall(VecGetSize(v, &np));
+      PetscCall(VecResetArray(v));
+      PetscCall(VecGetArray(v, &a));
+      PetscCall(PetscArraycpy(a, p->seg[0] + (k + 2) * np, np));
+      PetscCall(VecRestoreArray(v, &a));
+    }
+    PetscCallMPI(MPI_Win_unlock_all(p->cwin));
+    PetscCallMPI(MPI_Win_free(&p->cwin));
+    p->ctrl = NULL;
+  }
   p->useshm = PETSC_FALSE;
   PetscCall(VecGetSize(net->dtheta, &np));
   PetscCall(VecResetArray(net->dtheta));
@@ -223,20 +266,11 @@ PetscErrorCode NNShmAllreduceDestroy(NN net)
   PetscFunctionReturn(0);
 }
 
-/* every group's gradient segment becomes the sum of all of them; returns the seconds spent waiting
-   for the other groups to finish their backward pass and the seconds spent summing */
-PetscErrorCode NNShmAllreduce(NN net, PetscLogDouble *wait, PetscLogDouble *sum)
+/* sums entries [lo, hi) of the D gradient segments, in the order 0, 1, ..., D-1, into all of them */
+static void NNShmSum(NNParallel p, PetscInt lo, PetscInt hi)
 {
-  NNParallel     p = net->par;
-  PetscInt       np, lo, hi, D = p->D;
-  PetscLogDouble t0, t1, t2;
+  PetscInt D = p->D;
 
-  PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  PetscCall(VecGetSize(net->dtheta, &np));
-  NNParallelShard(np, p->group, D, &lo, &hi); /* = [slo, shi) of a sharded optimizer */
-  PetscCall(NNShmBarrier(p)); /* every group's gradient is written and visible */
-  PetscCall(PetscTime(&t1));
   if (D == 2) {
     PetscScalar *PETSC_RESTRICT a = p->seg[0], *PETSC_RESTRICT b = p->seg[1];
     for (PetscInt i = lo; i < hi; i++) a[i] = b[i] = a[i] + b[i];
@@ -247,21 +281,117 @@ PetscErrorCode NNShmAllreduce(NN net, PetscLogDouble *wait, PetscLogDouble *sum)
       for (PetscInt r = 0; r < D; r++) p->seg[r][i] = s;
     }
   }
-  /* no rank may zero its segment for the next step while another still reads it: a barrier here,
-     or, with the shared parameters, the one after the optimizer step (NNShmParametersStepped()) */
-  if (!p->shmtheta) PetscCall(NNShmBarrier(p));
-  PetscCall(PetscTime(&t2));
-  *wait = t1 - t0;
-  *sum  = t2 - t1;
+}
+
+/* the published progress of group r */
+static inline PetscInt64 *NNShmProgress(NNParallel p, PetscInt r)
+{
+  return p->ctrl + NN_SHM_LINE * (1 + r);
+}
+
+/* the progress value of this step with the entries [f, np) final */
+static inline PetscInt64 NNShmProgressValue(NNParallel p, PetscInt64 np, PetscInt64 f)
+{
+  return p->cstep * (np + 1) + np - f;
+}
+
+static PetscErrorCode NNShmPublish(NN net, PetscInt64 f)
+{
+  NNParallel p = net->par;
+  PetscInt   np;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetSize(net->dtheta, &np));
+  __atomic_store_n(NNShmProgress(p, p->group), NNShmProgressValue(p, np, f), __ATOMIC_RELEASE);
   PetscFunctionReturn(0);
 }
 
-/* sharded optimizer: every group has stepped its slice of the shared parameters once all have
-   passed this barrier. It also ends every rank's reading of the other gradient segments, so the
-   next step may zero them. */
-PetscErrorCode NNShmParametersStepped(NN net)
+/* shared parameters: after layer i's backward pass the gradient entries from the layer's first
+   parameter on are final in this group's segment (the layers run backwards) */
+PetscErrorCode NNShmBackwardProgress(NN net, PetscInt i)
 {
+  NNParallel p = net->par;
+
   PetscFunctionBegin;
-  PetscCall(NNShmBarrier(net->par));
+  if (!p->useshm || !p->shmtheta) PetscFunctionReturn(0);
+  PetscCall(NNShmPublish(net, net->layers[i]->poff));
   PetscFunctionReturn(0);
 }
+
+/* shared parameters: the reduction and the optimizer step, chunk by chunk, shared with the other
+   groups (see the top of this file); ends with every chunk stepped by some group */
+static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogDouble *work, PetscLogDouble *early)
+{
+  NNParallel     p = net->par;
+  NNOpt          o = net->opt;
+  PetscInt       np, nsteps = o->nsteps;
+  PetscInt64     C = p->nchunk;
+  PetscLogDouble t0, t1, t2, tw = 0, tk = 0, te = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(VecGetSize(net->dtheta, &np));
+  PetscCall(NNShmPublish(net, 0)); /* this group's gradient is complete */
+  for (;;) {
+    PetscInt64 c = __atomic_fetch_add(p->ctrl, (PetscInt64)1, __ATOMIC_ACQ_REL) - p->cbase;
+    PetscInt   hi, lo;
+    PetscBool  all = PETSC_TRUE;
+    if (c >= C) break; /* every rank overshoots once: the counter moves by C + D per step */
+    hi = (PetscInt)(np - c * NN_SHM_CHUNK);
+    lo = PetscMax(0, hi - NN_SHM_CHUNK);
+    PetscCall(PetscTime(&t1));
+    for (PetscInt r = 0; r < p->D; r++) {
+      PetscInt64 f;
+      while ((f = __atomic_load_n(NNShmProgress(p, r), __ATOMIC_ACQUIRE)) < NNShmProgressValue(p, np, lo)) sched_yield(); /* group r is still computing these entries */
+      if (f < NNShmProgressValue(p, np, 0)) all = PETSC_FALSE;
+    }
+    PetscCall(PetscTime(&t2));
+    tw += t2 - t1;
+    NNShmSum(p, lo, hi);
+    o->nsteps = nsteps;
+    PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->seg[p->group] + lo));
+    PetscCall(PetscTime(&t1));
+    tk += t1 - t2;
+    if (!all) te += t1 - t2; /* done while another group was still in its backward pass */
+  }
+  o->nsteps = nsteps + 1;
+  p->cbase += C + p->D;
+  p->cstep++;
+  PetscCall(PetscTime(&t1));
+  PetscCall(NNShmBarrier(p)); /* every chunk stepped and every segment read: the next step may zero them */
+  PetscCall(PetscTime(&t2));
+  *wait  = tw + (t2 - t1);
+  *work  = (t2 - t0) - *wait;
+  *early = te;
+  PetscFunctionReturn(0);
+}
+
+/* every group's gradient segment becomes the sum of all of them (with shared parameters, also the
+   optimizer step is taken); returns the seconds spent waiting for the other groups' backward passes,
+   the seconds spent summing (and stepping), and of these the seconds spent while another group
+   was still in its backward pass */
+PetscErrorCode NNShmAllreduce(NN net, PetscLogDouble *wait, PetscLogDouble *sum, PetscLogDouble *early)
+{
+  NNParallel     p = net->par;
+  PetscInt       np, lo, hi;
+  PetscLogDouble t0, t1, t2;
+
+  PetscFunctionBegin;
+  if (p->shmtheta) {
+    PetscCall(NNShmReduceAndStep(net, wait, sum, early));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscTime(&t0));
+  PetscCall(VecGetSize(net->dtheta, &np));
+  NNParallelShard(np, p->group, p->D, &lo, &hi);
+  PetscCall(NNShmBarrier(p)); /* every group's gradient is written and visible */
+  PetscCall(PetscTime(&t1));
+  NNShmSum(p, lo, hi);
+  PetscCall(NNShmBarrier(p)); /* no rank zeroes its segment for the next step while another still reads it */
+  PetscCall(PetscTime(&t2));
+  *wait  = t1 - t0;
+  *sum   = t2 - t1;
+  *early = 0;
+  PetscFunctionReturn(0);
+}
+

@@ -140,7 +140,7 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
   MPI_Comm       comm = PetscObjectComm((PetscObject)net);
   PetscInt       N = p->ntrain, nbatches = (N + B - 1) / B, k;
   NNShape        out;
-  PetscLogDouble tck, exposed0 = 0, block0 = 0, wait0 = 0;
+  PetscLogDouble tck, exposed0 = 0, block0 = 0, wait0 = 0, early0 = 0;
 
   PetscFunctionBegin;
   PetscCall(NNGetOutputShape(net, &out));
@@ -279,15 +279,19 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
         /* one line per trainer, from its first rank, in trainer order */
         if (!p->srank && !p->group) PetscCall(PetscSynchronizedPrintf(comm, "%s", line));
         if (p->D > 1) {
-          PetscLogDouble exposed, block, w[3];
+          PetscLogDouble exposed, block, w[5];
           PetscCall(NNGetAllreduceTimes(net, &exposed, &block));
           /* over the data groups: the longest summing time, the shortest and longest waits at the barrier */
           w[0] = (exposed - exposed0) - (p->t_wait - wait0);
           w[1] = -(p->t_wait - wait0);
           w[2] = p->t_wait - wait0;
+          w[3] = p->t_early - early0; /* summed over the groups: the part of the summing and stepping done while another group computed, */
+          w[4] = w[0];                /* and all of it */
           PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w, 3, MPI_DOUBLE, MPI_MAX, p->dcomm));
+          PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w + 3, 2, MPI_DOUBLE, MPI_SUM, p->dcomm));
           if (!p->srank && !p->group) {
-            if (p->useshm) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups in shared memory: %.3f s summing after the backward pass, %.3f-%.3f s waiting for the slowest group's backward pass; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], -w[1], w[2], block - block0));
+            if (p->useshm && p->shmtheta) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce and optimizer step over %" PetscInt_FMT " data groups in shared memory: %.3f s summing and stepping, %.1f%% of it while another group was still in its backward pass; %.3f-%.3f s waiting for the other groups; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], w[4] > 0 ? 100.0 * w[3] / w[4] : 0.0, -w[1], w[2], block - block0));
+            else if (p->useshm) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups in shared memory: %.3f s summing after the backward pass, %.3f-%.3f s waiting for the slowest group's backward pass; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], -w[1], w[2], block - block0));
             else PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups, %" PetscInt_FMT " bucket(s): %.3f s in MPI vs %.3f s for blocking all-reduces (%.1f%% hidden behind the backward pass)\n", p->D, p->nbuckets, exposed - exposed0, block - block0, block > block0 ? 100.0 * PetscMax(0.0, 1.0 - (exposed - exposed0) / (block - block0)) : 0.0));
           }
           if (NNParallelBalanceSlots(p) && !p->srank && !p->group && p->sharemax > 0) PetscCall(PetscSynchronizedPrintf(comm, "  load balance: shards of %.2f to %.2f times an equal shard\n", (double)p->sharemin, (double)p->sharemax));
@@ -296,6 +300,7 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
           exposed0    = exposed;
           block0      = block;
           wait0       = p->t_wait;
+          early0      = p->t_early;
         }
         PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
       }

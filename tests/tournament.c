@@ -101,11 +101,11 @@ int main(int argc, char **argv)
      nsize: 4
      args: -nn_tournament_trainers 2 -nn_data_groups 2 -nn_monitor
 
-   # the data groups of a trainer share one copy of the parameters, which the tournament swaps
+   # by default the data groups of a trainer share one copy of the parameters, which the tournament
+   # swaps; here each has its own
    test:
-     suffix: 4_dp_shard
+     suffix: 4_dp_whole
      nsize: 4
-     args: -nn_tournament_trainers 2 -nn_data_groups 2 -nn_monitor -nn_shard_optimizer
-     output_file: output/tournament_4_dp.out
+     args: -nn_tournament_trainers 2 -nn_data_groups 2 -nn_monitor -nn_shard_optimizer 0
 
 TEST*/
