@@ -66,8 +66,11 @@ PetscErrorCode NNShmBarrier(NNParallel p)
    On one node both move data with the cores that compute; the shared-memory reduction reads and
    writes every gradient byte once instead of copying it through MPI's buffers, about ten times
    less time for a 26 MB gradient on two ranks. Across nodes the MPI all-reduce overlaps the
-   backward pass as far as the MPI progresses it (NNSetBucketSize()). Either way the gradient is
-   bitwise identical on all data groups.
+   backward pass as far as the MPI progresses it (NNSetBucketSize()). With shared memory and a
+   sharded optimizer (NNSetOptimizerSharding(), the default there) the groups share one copy of the
+   parameters and the summing and the optimizer step are done in chunks by whichever group is free,
+   so a group that finishes its backward pass early works on the layers every group has finished
+   instead of waiting. Either way the gradient is bitwise identical on all data groups.
 
    Level: advanced
 
