@@ -800,6 +800,7 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(PetscLogEventEnd(NN_Loss, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Backward, net, 0, 0, 0));
+  net->steploss = L;
   if (net->hook) PetscCall((*net->hook)(net, NN_HOOK_BACKWARD_BEGIN, L_)); /* data parallel: this shard's weight in the mean */
   dx0 = (x0 == x) ? dx : net->dact[0];
   needdx = dx ? PETSC_TRUE : PETSC_FALSE;

@@ -668,6 +668,7 @@ static PetscErrorCode NNParallelHook(NN net, NNHookStage stage, PetscInt i)
   switch (stage) {
   case NN_HOOK_BACKWARD_BEGIN: /* the gradient of the global mean: this shard's mean weighted by its share */
     if (p->weight != 1.0) PetscCall(VecScale(net->dact[i], p->weight));
+    if (PetscIsInfOrNanReal(net->steploss)) PetscCall(NNShmMarkBadStep(net)); /* training stops after this step: no shared optimizer step */
     break;
   case NN_HOOK_FORWARD_BEGIN: /* draw the random numbers of this group's samples where one rank would */
     if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)p->first * p->draws[i]);

@@ -107,6 +107,7 @@ PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceCheck(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduce(NN, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode NNShmBackwardProgress(NN, PetscInt);
+PETSC_INTERN PetscErrorCode NNShmMarkBadStep(NN);
 PETSC_INTERN PetscErrorCode NNShmBarrier(NNParallel);
 PETSC_INTERN PetscErrorCode NNShmDetachParameters(NN);
 PETSC_INTERN PetscErrorCode NNShmAttachParameters(NN);

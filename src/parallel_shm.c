@@ -31,7 +31,7 @@ const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceTyp
 /* chunk of the dynamically shared reduction and optimizer step: 1 MB, about 0.5 ms of work */
 #define NN_SHM_CHUNK 131072
 /* control block (in its own window, on the first rank): the chunk counter, then per group its
-   progress, one 64-byte line each. The progress of a group in its step s (from 1) with gradient
+   progress and the last step it found bad data or a non-finite loss in, one 64-byte line each. The progress of a group in its step s (from 1) with gradient
    entries [f, np) final is s (np + 1) + np - f: it only grows, so a value of an earlier step never
    passes for this one and nothing has to be reset between steps. */
 #define NN_SHM_LINE 8
@@ -177,7 +177,7 @@ PetscErrorCode NNShmAllreduceSetUp(NN net)
     PetscCallMPI(MPI_Win_shared_query(p->cwin, 0, &sz, &disp, &p->ctrl));
     if (!p->group) {
       p->ctrl[0] = 0;
-      for (PetscInt r = 0; r < p->D; r++) p->ctrl[NN_SHM_LINE * (1 + r)] = 0; /* nothing final yet */
+      for (PetscInt r = 0; r < p->D; r++) p->ctrl[NN_SHM_LINE * (1 + r)] = p->ctrl[NN_SHM_LINE * (1 + r) + 1] = 0; /* nothing final yet, no bad step */
     }
     p->cbase  = 0;
     p->cstep  = 1;
@@ -292,6 +292,20 @@ static inline PetscInt64 *NNShmProgress(NNParallel p, PetscInt r)
   return p->ctrl + NN_SHM_LINE * (1 + r);
 }
 
+/* this group's data or loss of this step are bad: training stops after the step, so the groups
+   sum the gradient but take no optimizer step (the parameters stay those of the last good step).
+   Published before the group's first progress of the step, so every group sees it before it
+   steps any chunk. */
+PetscErrorCode NNShmMarkBadStep(NN net)
+{
+  NNParallel p = net->par;
+
+  PetscFunctionBegin;
+  if (!p || !p->useshm || !p->shmtheta) PetscFunctionReturn(0);
+  __atomic_store_n(NNShmProgress(p, p->group) + 1, p->cstep, __ATOMIC_RELEASE);
+  PetscFunctionReturn(0);
+}
+
 /* the progress value of this step with the entries [f, np) final */
 static inline PetscInt64 NNShmProgressValue(NNParallel p, PetscInt64 np, PetscInt64 f)
 {
@@ -327,7 +341,7 @@ static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogD
 {
   NNParallel     p = net->par;
   NNOpt          o = net->opt;
-  PetscInt       np, nsteps = o->nsteps;
+  PetscInt       np, nsteps = o->nsteps, bad = -1;
   PetscInt64     C = p->nchunk;
   PetscLogDouble t0, t1, t2, tw = 0, tk = 0, te = 0;
 
@@ -351,17 +365,25 @@ static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogD
     PetscCall(PetscTime(&t2));
     tw += t2 - t1;
     NNShmSum(p, lo, hi);
+    if (bad < 0) { /* every group has published its progress in this step, hence its bad-step mark */
+      bad = 0;
+      for (PetscInt r = 0; r < p->D; r++)
+        if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;
+    }
     o->nsteps = nsteps;
-    PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->seg[p->group] + lo));
+    if (!bad) PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->seg[p->group] + lo));
     PetscCall(PetscTime(&t1));
     tk += t1 - t2;
     if (!all) te += t1 - t2; /* done while another group was still in its backward pass */
   }
-  o->nsteps = nsteps + 1;
-  p->cbase += C + p->D;
-  p->cstep++;
   PetscCall(PetscTime(&t1));
   PetscCall(NNShmBarrier(p)); /* every chunk stepped and every segment read: the next step may zero them */
+  bad = 0;
+  for (PetscInt r = 0; r < p->D; r++)
+    if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;
+  o->nsteps = bad ? nsteps : nsteps + 1;
+  p->cbase += C + p->D;
+  p->cstep++;
   PetscCall(PetscTime(&t2));
   *wait  = tw + (t2 - t1);
   *work  = (t2 - t0) - *wait;

@@ -199,7 +199,10 @@ static PetscErrorCode NNTrainEpochs(NN net, NNData train, NNData test, PetscInt 
           PetscCall(VecRestoreArrayRead(t, &ta));
           PetscCall(VecRestoreArrayRead(net->act[net->nlayers], &ya));
         }
-      } else if (p->D > 1) PetscCall(NNParallelStepEmpty(net)); /* no samples here (or bad ones): zeros into the all-reduce */
+      } else if (p->D > 1) { /* no samples here (or bad ones): zeros into the all-reduce */
+        if (bad >= 0) PetscCall(NNShmMarkBadStep(net));
+        PetscCall(NNParallelStepEmpty(net));
+      }
       PetscCall(NNParallelStepEnd(net));
 
       /* one reduction over all ranks: every trainer's loss and count, bad data anywhere, time for a checkpoint */

@@ -242,6 +242,7 @@ struct _p_NN {
   PetscInt  batch;              /* minibatches done in the current epoch: restarts continue mid-epoch */
   NNRandom  rng_epoch;          /* generator state before the current epoch's shuffle (regenerates its permutation) */
   PetscReal epoch_loss;         /* sum over the current epoch's batches so far of mean loss * samples */
+  PetscReal steploss;           /* the loss of the batch whose backward pass is running (NNLossGradient()) */
   PetscInt  epoch_correct;      /* correctly classified training samples so far in the current epoch */
   PetscErrorCode (*stepmonitor)(NN, PetscInt, PetscInt, PetscReal, void *); /* NNTrainMonitorSet() */
   void          *stepmonitorctx;
