@@ -145,6 +145,21 @@ static PetscErrorCode TrainOn(const char file[], PetscReal lr, const char ckpt[]
   PetscCall(NNDataSetFileName(d, file));
   ierr = NNTrain(net, d, NULL);
   PetscCall(NNDataDestroy(&d)); /* also after the error */
+  if (ierr) { /* the failed step was not taken: the parameters in memory are the last checkpoint's */
+    NN        last;
+    Vec       t0, t1, diff;
+    PetscReal dmax;
+    PetscCall(CreateNet(PETSC_COMM_WORLD, 6, lr, &last));
+    PetscCall(NNCheckpointLoad(last, ckpt));
+    PetscCall(NNGetParameters(net, &t0));
+    PetscCall(NNGetParameters(last, &t1));
+    PetscCall(VecDuplicate(t0, &diff));
+    PetscCall(VecWAXPY(diff, -1.0, t1, t0));
+    PetscCall(VecNorm(diff, NORM_INFINITY, &dmax));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "parameters in memory after the error equal the last checkpoint's: %s\n", dmax == 0 ? "yes" : "no"));
+    PetscCall(VecDestroy(&diff));
+    PetscCall(NNDestroy(&last));
+  }
   PetscCall(NNDestroy(&net));
   PetscCall(ierr);
   PetscFunctionReturn(0);
