@@ -31,9 +31,10 @@ const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceTyp
 /* chunk of the dynamically shared reduction and optimizer step: 1 MB, about 0.5 ms of work */
 #define NN_SHM_CHUNK 131072
 /* control block (in its own window, on the first rank): the chunk counter, then per group its
-   progress and the last step it found bad data or a non-finite loss in, one 64-byte line each. The progress of a group in its step s (from 1) with gradient
-   entries [f, np) final is s (np + 1) + np - f: it only grows, so a value of an earlier step never
-   passes for this one and nothing has to be reset between steps. */
+   progress and the last step it found bad data or a non-finite loss in, one 64-byte line each.
+   The progress of a group in its step s (from 1) with gradient entries [f, np) final is
+   s (np + 1) + np - f: it only grows, so a value of an earlier step never passes for this one and
+   nothing has to be reset between steps. */
 #define NN_SHM_LINE 8
 
 /* a barrier of the groups on the node that also orders their accesses to the window: what this
