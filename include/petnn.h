@@ -202,6 +202,7 @@ PETSC_EXTERN PetscErrorCode NNSetSeed(NN, PetscInt64);
 PETSC_EXTERN PetscErrorCode NNGetOpt(NN, NNOpt *);
 PETSC_EXTERN PetscErrorCode NNSetFromOptions(NN);
 PETSC_EXTERN PetscErrorCode NNSetUp(NN);
+PETSC_EXTERN PetscErrorCode NNSetPoolBeforeActivation(NN, PetscBool);
 PETSC_EXTERN PetscErrorCode NNView(NN, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNDestroy(NN *);
 

@@ -33,6 +33,7 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   nn->checkpoint_every = 1;
   nn->gradcheck_tol    = 1e-6;
   nn->reinit           = PETSC_TRUE;
+  nn->poolfirst        = PETSC_TRUE;
   PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
   NNRandomSeed(&nn->rng, (uint64_t)nn->seed);
   PetscCall(PetscObjectChangeTypeName((PetscObject)nn, "sequential"));
@@ -181,15 +182,18 @@ PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *
   PetscCall(NNGetLayer(net, name, &existing));
   PetscCheck(!existing, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "The network already has a layer named %s; layer names must be unique", name);
   if (net->nlayers == net->maxlayers) {
-    NNLayer *more;
+    NNLayer *more, *moregiven;
     net->maxlayers = PetscMax(8, 2 * net->maxlayers);
-    PetscCall(PetscMalloc1(net->maxlayers, &more));
+    PetscCall(PetscMalloc2(net->maxlayers, &more, net->maxlayers, &moregiven));
     if (net->nlayers) PetscCall(PetscArraycpy(more, net->layers, net->nlayers));
-    PetscCall(PetscFree(net->layers));
+    if (net->nlayers) PetscCall(PetscArraycpy(moregiven, net->given, net->nlayers));
+    PetscCall(PetscFree2(net->layers, net->given));
     net->layers = more;
+    net->given  = moregiven;
   }
   PetscCall(NNLayerCreateNamed(NNGetLayerComm(net), ((PetscObject)net)->prefix, type, name, &l)); /* the rank's spatial group */
   l->rng                       = &net->rng;
+  net->given[net->nlayers]    = l;
   net->layers[net->nlayers++] = l;
   net->setupcalled            = PETSC_FALSE;
   net->reinit                 = PETSC_TRUE;
@@ -363,8 +367,8 @@ PetscErrorCode NNSetFromOptions(NN net)
     /* layers already present under the same names (a second NNSetFromOptions()) are kept */
     for (PetscInt i = 0; i < nnames; i++) {
       PetscBool same = PETSC_FALSE;
-      if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->layers[i])->name, names[i], &same));
-      PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", names[i], i, ((PetscObject)net->layers[i])->name);
+      if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->given[i])->name, names[i], &same));
+      PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", names[i], i, ((PetscObject)net->given[i])->name);
       if (!same) PetscCall(NNAddLayer(net, NULL, names[i], NULL));
       PetscCall(PetscFree(names[i]));
     }
@@ -379,6 +383,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCheck(net->epochs >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_epochs %" PetscInt_FMT " must be non-negative", net->epochs);
   PetscCall(PetscOptionsInt("-nn_seed", "Random seed", "NNSetSeed", seed, &seed, &flg));
   if (flg) PetscCall(NNSetSeed(net, seed));
+  PetscCall(PetscOptionsBool("-nn_pool_before_activation", "Run max pooling before the ReLU in front of it (same result, fewer entries)", "NNSetPoolBeforeActivation", net->poolfirst, &net->poolfirst, NULL));
   PetscCall(PetscOptionsBool("-nn_monitor", "Print loss, accuracy, time and throughput every epoch", "NNTrain", net->monitor, &net->monitor, NULL));
   PetscCall(PetscOptionsBool("-nn_shuffle", "Shuffle the training samples every epoch", "NNTrain", net->shuffle, &net->shuffle, NULL));
   PetscCall(PetscOptionsString("-nn_checkpoint", "Checkpoint file (HDF5) written during training", "NNCheckpointSave", net->checkpoint, net->checkpoint, sizeof(net->checkpoint), NULL));
@@ -532,6 +537,7 @@ PetscErrorCode NNSetUp(NN net)
   PetscCheck(net->nlayers > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no layers: give -%snn_layers name1,name2,... or call NNAddLayer()", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
   PetscCheck(net->inshape.ndim > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no input shape: give -%snn_input_shape or call NNSetInputShape() (a training data set sets it too)", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
   PetscCall(NNLossGetOps(net->loss, &net->lossops));
+  PetscCall(NNReorderLayers(net));
   s = net->inshape;
   for (PetscInt i = 0; i < net->nlayers; i++) {
     NNLayer l = net->layers[i];
@@ -785,7 +791,8 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(NNGetOutputShape(net, &out));
   PetscCall(VecGetArrayRead(net->theta, &theta));
   PetscCall(VecGetArray(net->buf, &buf));
-  PetscCall(VecZeroEntries(net->dtheta));
+  if (!net->dthetazero) PetscCall(VecZeroEntries(net->dtheta)); /* shared-memory data parallelism zeroes it in the reduction */
+  net->dthetazero = PETSC_FALSE;
   PetscCall(VecGetArray(net->dtheta, &dtheta));
   PetscCall(NNSetLayerPointers(net, theta, dtheta, buf));
   PetscCall(PetscMalloc1(L_, &need));
@@ -956,6 +963,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   }
   PetscCall(NNParallelView(net, viewer));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
+  PetscCall(NNViewReordering(net, viewer));
   if (net->setupcalled) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
     PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
@@ -982,7 +990,7 @@ PetscErrorCode NNDestroy(NN *net)
     PetscFunctionReturn(0);
   }
   for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
-  PetscCall(PetscFree((*net)->layers));
+  PetscCall(PetscFree2((*net)->layers, (*net)->given));
   if ((*net)->act) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->act));
   if ((*net)->dact) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->dact));
   PetscCall(VecDestroy(&(*net)->theta));

@@ -42,6 +42,7 @@ struct _n_NNParallel {
   PetscInt64      cbase;              /* the chunk counter's value at the start of this step */
   PetscInt64      cstep;              /* steps reduced so far + 1 (progress values, src/parallel_shm.c) */
   PetscInt        nchunk;             /* chunks of the shared reduction and optimizer step */
+  PetscScalar    *gsum;               /* a chunk's summed gradient, for the optimizer step (the segments are zeroed) */
 
   /* the optimizer step sharded over the data groups (ZeRO stage 1): buckets are reduce-scattered,
      group g updates parameters [slo, shi) and the parameters are all-gathered after the step */

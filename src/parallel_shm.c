@@ -182,6 +182,7 @@ PetscErrorCode NNShmAllreduceSetUp(NN net)
     }
     p->cbase  = 0;
     p->cstep  = 1;
+    PetscCall(PetscMalloc1(NN_SHM_CHUNK, &p->gsum));
     p->nchunk = (np + NN_SHM_CHUNK - 1) / NN_SHM_CHUNK;
     PetscCallMPI(MPI_Win_sync(p->cwin));
     PetscCall(NNShmBarrier(p));
@@ -255,6 +256,7 @@ PetscErrorCode NNShmAllreduceDestroy(NN net)
     PetscCallMPI(MPI_Win_unlock_all(p->cwin));
     PetscCallMPI(MPI_Win_free(&p->cwin));
     p->ctrl = NULL;
+    PetscCall(PetscFree(p->gsum));
   }
   p->useshm = PETSC_FALSE;
   PetscCall(VecGetSize(net->dtheta, &np));
@@ -283,6 +285,28 @@ static void NNShmSum(NNParallel p, PetscInt lo, PetscInt hi)
       PetscScalar s = p->seg[0][i];
       for (PetscInt r = 1; r < D; r++) s += p->seg[r][i];
       for (PetscInt r = 0; r < D; r++) p->seg[r][i] = s;
+    }
+  }
+}
+
+/* sums entries [lo, hi) of the D gradient segments, in the order 0, 1, ..., D-1, into g[0, hi - lo)
+   and zeroes them there: the next backward pass accumulates into zeros without a separate pass */
+static void NNShmSumAndZero(NNParallel p, PetscInt lo, PetscInt hi, PetscScalar *PETSC_RESTRICT g)
+{
+  PetscInt D = p->D;
+
+  if (D == 2) {
+    PetscScalar *PETSC_RESTRICT a = p->seg[0] + lo, *PETSC_RESTRICT b = p->seg[1] + lo;
+    for (PetscInt i = 0; i < hi - lo; i++) {
+      g[i] = a[i] + b[i];
+      a[i] = b[i] = 0;
+    }
+  } else {
+    for (PetscInt i = 0; i < hi - lo; i++) {
+      PetscScalar s = p->seg[0][lo + i];
+      for (PetscInt r = 1; r < D; r++) s += p->seg[r][lo + i];
+      g[i] = s;
+      for (PetscInt r = 0; r < D; r++) p->seg[r][lo + i] = 0;
     }
   }
 }
@@ -365,20 +389,21 @@ static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogD
     }
     PetscCall(PetscTime(&t2));
     tw += t2 - t1;
-    NNShmSum(p, lo, hi);
+    NNShmSumAndZero(p, lo, hi, p->gsum);
     if (bad < 0) { /* every group has published its progress in this step, hence its bad-step mark */
       bad = 0;
       for (PetscInt r = 0; r < p->D; r++)
         if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;
     }
     o->nsteps = nsteps;
-    if (!bad) PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->seg[p->group] + lo));
+    if (!bad) PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->gsum));
     PetscCall(PetscTime(&t1));
     tk += t1 - t2;
     if (!all) te += t1 - t2; /* done while another group was still in its backward pass */
   }
   PetscCall(PetscTime(&t1));
-  PetscCall(NNShmBarrier(p)); /* every chunk stepped and every segment read: the next step may zero them */
+  PetscCall(NNShmBarrier(p)); /* every chunk stepped and every segment zeroed */
+  net->dthetazero = PETSC_TRUE;
   bad = 0;
   for (PetscInt r = 0; r < p->D; r++)
     if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;

@@ -213,7 +213,10 @@ struct _p_NN {
   PETSCHEADER(int);
   NNShape   inshape;
   PetscInt  nlayers, maxlayers;
-  NNLayer  *layers;
+  NNLayer  *layers;    /* in the order they run (NNSetUp(): src/nn_reorder.c) */
+  NNLayer  *given;     /* in the order they were added */
+  PetscBool poolfirst; /* NNSetPoolBeforeActivation() */
+  PetscInt  nmoved;    /* ReLUs NNSetUp() moved behind the max pooling after them */
   char      loss[32];
   NNLossOps lossops;
   PetscInt  nbatch; /* batch capacity = minibatch size */
@@ -224,6 +227,7 @@ struct _p_NN {
   PetscBool reinit; /* the next NNSetUp() initializes parameters; false when only the batch size changed */
 
   Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential, replicated on every rank) */
+  PetscBool dthetazero;         /* dtheta is known to be zero: the next NNLossGradient() need not zero it */
   PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
   Vec      *dact;               /* gradients of the activations */
@@ -253,6 +257,10 @@ struct _p_NN {
      after its backward pass (gradient buckets, random-number streams); NULL otherwise */
   PetscErrorCode (*hook)(NN, NNHookStage, PetscInt);
 };
+
+/* the order the layers run in (src/nn_reorder.c) */
+PETSC_INTERN PetscErrorCode NNReorderLayers(NN);
+PETSC_INTERN PetscErrorCode NNViewReordering(NN, PetscViewer);
 
 /* networks with spatial input or output (src/nn_spatial.c) */
 PETSC_INTERN PetscErrorCode NNStageInput(NN, PetscInt, Vec, Vec *);
