@@ -628,6 +628,11 @@ PetscErrorCode NNGetParameters(NN net, Vec *theta)
 /*@
    NNGetGradient - gets the Vec holding the gradient of the loss with respect to the parameters
 
+   Notes:
+   It holds the gradient of the last `NNLossGradient()`. After data-parallel training with the
+   shared-memory all-reduce and shared parameters (the default on one node) it is zero: the
+   reduction consumes the groups' gradients chunk by chunk and zeroes them for the next step.
+
    Level: beginner
 @*/
 PetscErrorCode NNGetGradient(NN net, Vec *g)
