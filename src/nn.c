@@ -564,6 +564,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(PetscObjectSetName((PetscObject)net->theta, "parameters"));
     PetscCall(VecDuplicate(net->theta, &net->dtheta));
     PetscCall(PetscObjectSetName((PetscObject)net->dtheta, "gradient"));
+    net->dthetazero = PETSC_FALSE;
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, nb, &net->buf));
     PetscCall(PetscObjectSetName((PetscObject)net->buf, "buffers"));
 

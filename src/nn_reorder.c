@@ -15,13 +15,6 @@
 */
 #include <petnn/private/nnimpl.h>
 
-static PetscErrorCode NNLayerIsType(NNLayer l, const char type[], PetscBool *match)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)l, type, match));
-  PetscFunctionReturn(0);
-}
-
 /* the layers in execution order: the given order, with every relu that a max pooling layer follows
    moved behind it */
 PetscErrorCode NNReorderLayers(NN net)
@@ -31,11 +24,10 @@ PetscErrorCode NNReorderLayers(NN net)
   net->nmoved = 0;
   if (!net->poolfirst) PetscFunctionReturn(0);
   for (PetscInt i = 0; i + 1 < net->nlayers; i++) {
-    PetscBool relu, max2, max3;
-    PetscCall(NNLayerIsType(net->layers[i], NNLAYERRELU, &relu));
-    PetscCall(NNLayerIsType(net->layers[i + 1], NNLAYERMAXPOOL2D, &max2));
-    PetscCall(NNLayerIsType(net->layers[i + 1], NNLAYERMAXPOOL3D, &max3));
-    if (relu && (max2 || max3)) {
+    PetscBool relu, max;
+    PetscCall(PetscObjectTypeCompare((PetscObject)net->layers[i], NNLAYERRELU, &relu));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)net->layers[i + 1], &max, NNLAYERMAXPOOL2D, NNLAYERMAXPOOL3D, ""));
+    if (relu && max) {
       NNLayer a          = net->layers[i];
       net->layers[i]     = net->layers[i + 1];
       net->layers[i + 1] = a;
