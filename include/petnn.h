@@ -325,7 +325,7 @@ PETSC_EXTERN const char *const NNODESchemes[];
 
 typedef enum {
   NNODE_PARALLEL_NONE, /* every rank of the layer communicator runs all steps (layer-serial) */
-  NNODE_PARALLEL_MGRIT /* layer-parallel: MGRIT over the steps, each rank owning a chunk (ts/odeblock_mgrit.c) */
+  NNODE_PARALLEL_MGRIT /* layer-parallel: MGRIT over the steps, each rank owning a chunk (ts/ode/odeblock_mgrit.c) */
 } NNODEParallel;
 PETSC_EXTERN const char *const NNODEParallelTypes[];
 
@@ -342,6 +342,6 @@ PETSC_EXTERN PetscErrorCode NNLayerODEGetStorage(NNLayer, PetscInt *, PetscLogDo
 PETSC_EXTERN PetscErrorCode NNLayerODEGetTimes(NNLayer, PetscLogDouble *, PetscLogDouble *, PetscLogDouble *);
 PETSC_EXTERN PetscErrorCode NNLayerODESetParallel(NNLayer, NNODEParallel);
 PETSC_EXTERN PetscErrorCode NNLayerODEGetMGRIT(NNLayer, NNMGRIT *);
-/* the learned vector field f outside the block (ts/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
+/* the learned vector field f outside the block (ts/ode/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
 PETSC_EXTERN PetscErrorCode NNComputeODEField(NN, NNLayer, PetscReal, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNODERHSFunction(TS, PetscReal, Vec, Vec, void *);

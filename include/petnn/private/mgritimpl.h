@@ -68,7 +68,7 @@ struct _p_NNMGRIT {
   PetscInt    npool[NN_MGRIT_MAX_LEVELS];
   PetscBool   setupcalled, fwddone;
 
-  /* TS-based default propagator (ts/mgrit_ts.c) */
+  /* TS-based default propagator (ts/mgrit/mgrit_ts.c) */
   void *tsprop;
   PetscErrorCode (*tspropdestroy)(void **);
   PetscErrorCode (*propcheck)(NNMGRIT); /* validates the propagator at the start of each solve, before any message */

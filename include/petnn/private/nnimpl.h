@@ -102,7 +102,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerTy
 PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
 PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
 
-/* ---------------------------------------------------------------- spatial (DMDA) layouts (src/spatial_layout.c) */
+/* ---------------------------------------------------------------- spatial (DMDA) layouts (src/layer/interface/spatiallayout.c) */
 /* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
 typedef struct {
   PetscInt  nd;
@@ -116,7 +116,7 @@ PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWi
 PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
 PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
-/* ghosted local Vecs lent shared storage for one pass (src/spatial_scratch.c): slot 0 the input, 1 its gradient */
+/* ghosted local Vecs lent shared storage for one pass (src/layer/interface/spatialscratch.c): slot 0 the input, 1 its gradient */
 PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
@@ -183,7 +183,7 @@ struct _p_NNData {
   char     *filename; /* the main file (binary, HDF5); IDX uses its own pair */
   PetscBool setupcalled;
   void     *data;
-  /* distributed data sets (src/data.c): rank r of the data set's communicator holds the contiguous
+  /* distributed data sets (src/data/interface/data.c): rank r of the data set's communicator holds the contiguous
      rows [rstart, rend) in memory and serves them to the other ranks; getbatch gets local row
      indices (global index - rstart). Not distributed: every rank holds all rows, rstart = 0. */
   PetscBool distribute;  /* option -data_distribute: split the rows over the ranks (default) */
@@ -213,7 +213,7 @@ struct _p_NN {
   PETSCHEADER(int);
   NNShape   inshape;
   PetscInt  nlayers, maxlayers;
-  NNLayer  *layers;    /* in the order they run (NNSetUp(): src/nn_reorder.c) */
+  NNLayer  *layers;    /* in the order they run (NNSetUp(): src/nn/interface/nnreorder.c) */
   NNLayer  *given;     /* in the order they were added */
   PetscBool poolfirst; /* NNSetPoolBeforeActivation() */
   PetscInt  nmoved;    /* ReLUs NNSetUp() moved behind the max pooling after them */
@@ -251,18 +251,18 @@ struct _p_NN {
   PetscErrorCode (*stepmonitor)(NN, PetscInt, PetscInt, PetscReal, void *); /* NNTrainMonitorSet() */
   void          *stepmonitorctx;
   PetscErrorCode (*stepmonitordestroy)(void **);
-  /* process grid (trainers x data groups x spatial ranks) and data-parallel state, src/parallel.c */
+  /* process grid (trainers x data groups x spatial ranks) and data-parallel state, src/nn/interface/grid.c */
   NNParallel par;
   /* while data-parallel training runs: called around every top-level layer's forward pass and
      after its backward pass (gradient buckets, random-number streams); NULL otherwise */
   PetscErrorCode (*hook)(NN, NNHookStage, PetscInt);
 };
 
-/* the order the layers run in (src/nn_reorder.c) */
+/* the order the layers run in (src/nn/interface/nnreorder.c) */
 PETSC_INTERN PetscErrorCode NNReorderLayers(NN);
 PETSC_INTERN PetscErrorCode NNViewReordering(NN, PetscViewer);
 
-/* networks with spatial input or output (src/nn_spatial.c) */
+/* networks with spatial input or output (src/nn/interface/nnspatial.c) */
 PETSC_INTERN PetscErrorCode NNStageInput(NN, PetscInt, Vec, Vec *);
 PETSC_INTERN PetscErrorCode NNUnstageInputGradient(NN, PetscInt, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNLossEvaluate(NN, PetscInt, Vec, Vec, PetscReal *, Vec);
@@ -273,7 +273,7 @@ PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscSca
 typedef PetscErrorCode (*NNTensorVisitor)(NN, NNLayer, const char *, NNTensor *, void *);
 PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
 
-/* process grid (src/parallel.c) */
+/* process grid (src/nn/interface/grid.c) */
 PETSC_INTERN MPI_Comm       NNGetLayerComm(NN); /* the layers' communicator: the rank's spatial group */
 PETSC_INTERN PetscErrorCode NNSetFromOptions_Parallel(NN, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNParallelDestroy(NNParallel *);

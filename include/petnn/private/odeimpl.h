@@ -87,7 +87,7 @@ typedef struct {
   PetscLogDouble actbytes; /* bytes kept per stage */
   PetscInt   actstored;  /* stages whose activations the last training forward pass keeps at the peak */
 
-  /* layer-parallel training (ts/odeblock_mgrit.c): MGRIT over the steps, the ranks of mgcomm each owning a chunk */
+  /* layer-parallel training (ts/ode/odeblock_mgrit.c): MGRIT over the steps, the ranks of mgcomm each owning a chunk */
   NNODEParallel parallel;
   PetscInt      mgranks;   /* ranks per MGRIT group (-<blk>_mgrit_ranks; 0: the whole layer communicator) */
   MPI_Comm      mgparent;  /* duplicate of the layer communicator the MGRIT group was split from */
@@ -116,7 +116,7 @@ typedef struct {
   PetscLogDouble tfwd, tadj, trec;
 } NNLayer_ODE;
 
-/* ts/odeblock_ts.c */
+/* ts/ode/odeblock_ts.c */
 PETSC_INTERN PetscLogEvent NN_ODEForward, NN_ODEAdjoint, NN_ODERecompute;
 PETSC_INTERN PetscErrorCode NNODERegisterEvents(void);
 PETSC_INTERN PetscErrorCode NNODEPrepareVecs(NNLayer, PetscInt, Vec, PetscBool);
@@ -130,11 +130,11 @@ PETSC_INTERN PetscErrorCode NNODEForwardTS(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEBackwardTS(NNLayer, PetscInt, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEStateBytes(NNLayer, PetscLogDouble *);
 PETSC_INTERN PetscErrorCode NNODEDestroyActs(NNLayer);
-/* ts/odeblock_discrete.c */
+/* ts/ode/odeblock_discrete.c */
 PETSC_INTERN PetscErrorCode NNODEForwardDiscrete(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEBackwardDiscrete(NNLayer, PetscInt, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEDestroyDiscrete(NNLayer);
-/* ts/odeblock_mgrit.c */
+/* ts/ode/odeblock_mgrit.c */
 PETSC_INTERN PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNODESetUp_MGRIT(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEReset_MGRIT(NNLayer);
@@ -144,7 +144,7 @@ PETSC_INTERN PetscErrorCode NNODEBackwardMGRIT(NNLayer, PetscInt, Vec, Vec, Vec)
 PETSC_INTERN PetscErrorCode NNODEView_MGRIT(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNODECompose_MGRIT(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNODECheck_MGRIT(NNLayer);
-/* shared by both schemes (ts/odeblock.c) */
+/* shared by both schemes (ts/ode/odeblock*.c) */
 PETSC_INTERN PetscErrorCode NNODECopyIn(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEObserve(NNLayer, PetscInt, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEAddObservationGradient(NNLayer, PetscInt, PetscInt, Vec, Vec);

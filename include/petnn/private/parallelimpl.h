@@ -1,5 +1,5 @@
 /*
-   Process grid, data-parallel training and tournaments: private to src/parallel*.c, train.c,
+   Process grid, data-parallel training and tournaments: private to src/nn/interface/grid.c, src/reducer, src/trainer,
    checkpoint.c and data.c.
 
    The network's communicator (size P) is split into K trainers x D data groups x S spatial ranks,
@@ -29,7 +29,7 @@ struct _n_NNParallel {
   NNBucket    *buckets;               /* in launch order: last layers first */
   MPI_Request *req;
 
-  /* the shared-memory all-reduce (src/parallel_shm.c) */
+  /* the shared-memory all-reduce (src/reducer/impls/shm/shm.c) */
   NNAllreduceType artype;             /* -nn_allreduce */
   PetscBool       useshm, shmused;    /* in use now; used by the current or last training */
   PetscBool       shmtheta;           /* the parameters are in the window too, one copy for all groups (sharded optimizer) */
@@ -40,7 +40,7 @@ struct _n_NNParallel {
   MPI_Win         cwin;               /* with shared parameters: the control block (chunk counter, each group's progress) */
   PetscInt64     *ctrl;
   PetscInt64      cbase;              /* the chunk counter's value at the start of this step */
-  PetscInt64      cstep;              /* steps reduced so far + 1 (progress values, src/parallel_shm.c) */
+  PetscInt64      cstep;              /* steps reduced so far + 1 (progress values, src/reducer/impls/shm/shm.c) */
   PetscInt        nchunk;             /* chunks of the shared reduction and optimizer step */
   PetscScalar    *gsum;               /* a chunk's summed gradient, for the optimizer step (the segments are zeroed) */
 
@@ -53,7 +53,7 @@ struct _n_NNParallel {
   PetscMPIInt *rcount;                /* [nbuckets][D]: each slice's part of each bucket (MPI_Ireduce_scatter) */
   PetscScalar *gslice;                /* the summed gradient of this group's slice */
 
-  /* load balancing (src/parallel_balance.c) */
+  /* load balancing (src/trainer/interface/balance.c) */
   PetscBool  balance;                 /* -nn_load_balance */
   PetscReal  balance_max;             /* largest shard as a multiple of batch/D */
   PetscReal *speed;                   /* [D] samples per second of each group of this trainer (0: not timed yet) */

@@ -7,7 +7,7 @@
    edge with ceil_mode=False) for average pooling. Ties in max pooling go to the first maximum in
    window order (z, then y, then x), NaN propagates, as in PyTorch.
 
-   Decomposition (src/spatial_layout.c, NNSpatialCreateWindowDMs()): each output pixel belongs to
+   Decomposition (src/layer/interface/spatiallayout.c, NNSpatialCreateWindowDMs()): each output pixel belongs to
    the rank holding its window centre, so outputs follow the input's split, uneven splits included;
    a halo DMDA gives the windows that reach into neighbours their inputs through DMGlobalToLocal,
    and the backward pass sums the halo back with DMLocalToGlobal(ADD_VALUES). When no window leaves
@@ -137,7 +137,7 @@ static PetscErrorCode NNLayerCreateOutputVec_Pool(NNLayer l, Vec *y)
   PetscCall(NNLayerReset_Pool(l));
   PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * l->inshape.dim[0], &d->dahalo, &d->daout, &d->halo));
   if (d->halo > 0) {
-    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl)); /* storage lent per pass (src/spatial_scratch.c) */
+    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl)); /* storage lent per pass (src/layer/interface/spatialscratch.c) */
     PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
   }
   PetscCall(NNPoolGeometry(l, &g));

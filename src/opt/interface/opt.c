@@ -307,7 +307,7 @@ PetscErrorCode NNOptStep(NNOpt o, Vec theta, Vec g)
 }
 
 /* One optimizer step on the entries [lo, hi) of the parameters, given their gradient g[0..hi-lo): the
-   step of a sharded optimizer (data-parallel training, src/parallel.c). The parameters and every
+   step of a sharded optimizer (data-parallel training, src/nn/interface/grid.c). The parameters and every
    state vector are seen through Vecs over their [lo, hi) slices, so any optimizer type works. */
 PetscErrorCode NNOptStepRange(NNOpt o, PetscInt lo, PetscInt hi, Vec theta, const PetscScalar g[])
 {

@@ -1,6 +1,6 @@
 /*
-   Private to the convolution layers: layers/conv.c (the layer types), layers/conv_run.c (threads),
-   layers/conv_im2col.c and layers/conv_winograd.c (the two algorithms).
+   Private to the convolution layers: layers/conv/conv_*.c (the layer types), layers/conv/conv_run.c (threads),
+   layers/conv/conv_im2col.c and layers/conv/conv_winograd.c (the two algorithms).
 */
 #pragma once
 

@@ -5,16 +5,16 @@
    The block's input is u(0); its output is u(T), or with observation times the states at those
    times concatenated ([n][nobs*S] per batch). f's output must have the shape (and, on a DMDA, the
    layout) of its input. Two schemes, one option apart (-<block>_scheme):
-     ts        forward by TSSolve (ts/odeblock_ts.c), backward by TSAdjointSolve with MATSHELL
+     ts        forward by TSSolve (ts/ode/odeblock_ts.c), backward by TSAdjointSolve with MATSHELL
                Jacobians whose transposed products are f's hand-written backward passes: exact
                gradients of the discrete forward map (PNODE's discrete adjoint);
      discrete  the residual stack x_{k+1} = x_k + h f(x_k, theta_k, t_k) with the children's
-               forward and backward passes and no TS (ts/odeblock_discrete.c). With rk 1fe both give
+               forward and backward passes and no TS (ts/ode/odeblock_discrete.c). With rk 1fe both give
                the same numbers.
    Fixed steps h = T/N; parameters shared over time or one set per step (a ResNet written as an
    ODE): the block's slice then holds N copies of f's parameters, step-major, named
    "<block>.<k>.<layer>.<tensor>" in checkpoints (a torch ModuleList of N copies), which the generic
-   walks of src/nn.c handle through NNLayer.ncopies.
+   walks of src/nn/interface/nn.c handle through NNLayer.ncopies.
 
    This file: the layer type (options, set up, views, the public setters) and the helpers both
    schemes share (copying states in and out, observations).
@@ -662,7 +662,7 @@ static PetscErrorCode NNLayerODEGetTimes_ODE(NNLayer l, PetscLogDouble *forward,
 .  -<prefix>store_activations <bool> - keep f's activations at every RK stage so the adjoint does not evaluate f again (default true; used when f's layers are dense, pointwise or, with shared parameters, convolutions)
 .  -<prefix>observation_times <t1,t2,...> - output the states at these times (multiples of h), concatenated
 .  -<prefix>time_input - give f the time as an extra input feature (dense states)
-.  -<prefix>parallel <none,mgrit> - layer-parallel training: MGRIT over the steps, each rank of the layer communicator owning a chunk (ts/odeblock_mgrit.c)
+.  -<prefix>parallel <none,mgrit> - layer-parallel training: MGRIT over the steps, each rank of the layer communicator owning a chunk (ts/ode/odeblock_mgrit.c)
 .  -<prefix>mgrit_ranks <p> - MGRIT over groups of p consecutive ranks of the layer communicator (0: all)
 .  -<prefix>mgrit_cf, _levels, _relax, _max_it, _rtol, _mode exact|one_shot, _one_shot_it, _warm_start, _monitor, _view - the MGRIT solver (NNMGRITSetFromOptions())
 .  -<prefix>mgrit_one_shot_increase_every <s>, -<prefix>mgrit_one_shot_max_it <M> - one-shot schedule: one more iteration every s gradients, up to M

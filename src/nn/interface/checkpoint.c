@@ -19,7 +19,7 @@
    <file>, so a crash or a failure leaves the previous checkpoint intact. With several trainers
    (tournament training) each trainer's first rank writes its own "<stem>.trainer<t>.h5".
 */
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 #include <hdf5.h>
 #include <errno.h>
 #include <math.h>

@@ -3,19 +3,19 @@
    zero padding, dilation and groups, or periodic padding.
 
    Input and output are DMDA global Vecs, channels-last with the batch in the dof
-   (src/spatial_layout.c); 2-d is handled as 3-d with depth 1. From the input's DMDA the layer
+   (src/layer/interface/spatiallayout.c); 2-d is handled as 3-d with depth 1. From the input's DMDA the layer
    builds (NNSpatialCreateWindowDMs()):
      - a halo DMDA with the input's grid, dof and ownership ranges and the stencil width this
        decomposition needs (periodic boundaries for periodic padding); its local Vec receives the
        input through DMGlobalToLocal (the global layouts are identical, so the input Vec is used as is)
-       in each pass, forward and backward, into storage all layers share (src/spatial_scratch.c);
+       in each pass, forward and backward, into storage all layers share (src/layer/interface/spatialscratch.c);
      - an output DMDA whose ranks own the output pixels whose windows are centred in their input.
-   The arithmetic runs on the rank's owned outputs, split between threads (layers/conv_run.c), by
+   The arithmetic runs on the rank's owned outputs, split between threads (layers/conv/conv_run.c), by
    one of two algorithms chosen per layer from its shape (NNConvChooseAlgorithm()):
-     - Winograd minimal filtering (layers/conv_winograd.c) for stride 1 and dilation 1 with at
+     - Winograd minimal filtering (layers/conv/conv_winograd.c) for stride 1 and dilation 1 with at
        least 16 input channels per group: F(4x4,5x5) does 4 GEMM products per output and channel
        pair instead of 25;
-     - im2col + GEMM (layers/conv_im2col.c) otherwise, with GEMM depth (in/groups)*kh*kw (+1: the
+     - im2col + GEMM (layers/conv/conv_im2col.c) otherwise, with GEMM depth (in/groups)*kh*kw (+1: the
        bias rides along as a column of ones).
    Backward: the weight and bias gradients of the rank's pixels are summed over the ranks with
    MPI_Allreduce and added into the (replicated) gradient; the input gradient is scattered into

@@ -12,7 +12,7 @@
    equal-shard one up to rounding, but it is no longer bitwise reproducible (the split depends on
    timings), so balancing is off by default.
 */
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 
 /*@
    NNSetLoadBalance - lets the data groups split each minibatch in proportion to their speeds

@@ -24,7 +24,7 @@
    overlaps the backward pass. Reading the D segments directly moves each byte once: 3-4 ms.
 */
 #include <sched.h>
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 
 const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
 

@@ -5,7 +5,7 @@
    own tournament set. A trainer that adopts its partner's model keeps its own optimizer state
    (moments, step count), as LBANN does.
 */
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 
 /* one tournament, collective on the network's communicator (all trainers take part) */
 PetscErrorCode NNTournament(NN net, NNData train)

@@ -561,7 +561,7 @@ static PetscErrorCode NNLayerODEGetMGRIT_ODE(NNLayer l, NNMGRIT *mg)
   PetscFunctionReturn(0);
 }
 
-/* composed on the block at creation (ts/odeblock.c calls this) */
+/* composed on the block at creation (ts/ode/odeblock*.c calls this) */
 PetscErrorCode NNODECompose_MGRIT(NNLayer l, PetscBool add)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;

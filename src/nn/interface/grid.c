@@ -13,7 +13,7 @@
    of them at the end of the backward pass, before the optimizer step. Every rank then takes the
    same optimizer step on the same gradient, so the parameters stay identical on all ranks.
 */
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 #include <string.h>
 
 PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
@@ -852,7 +852,7 @@ PetscErrorCode NNParallelOptStep(NN net)
     PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
     PetscFunctionReturn(0);
   }
-  if (p->useshm && p->shmtheta) PetscFunctionReturn(0); /* shared parameters: stepped chunk by chunk with the reduction (src/parallel_shm.c) */
+  if (p->useshm && p->shmtheta) PetscFunctionReturn(0); /* shared parameters: stepped chunk by chunk with the reduction (src/reducer/impls/shm/shm.c) */
   PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   PetscCall(PetscTime(&t0));

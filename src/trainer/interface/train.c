@@ -2,7 +2,7 @@
    Training loops: minibatch training with an NNOpt (on one rank, data-parallel over data groups, or
    as tournament training of several trainers), evaluation, and full-batch training through TAO.
 */
-#include "parallel.h"
+#include <petnn/private/parallelimpl.h>
 
 /* number of samples whose largest output is the target class */
 static PetscInt CountCorrect(PetscInt n, PetscInt k, const PetscScalar *y, const PetscScalar *t)

@@ -12,7 +12,7 @@
    as batchnorm1d and PyTorch): weight [C] (1), bias [C] (0), running_mean [C] (0), running_var [C] (1),
    num_batches_tracked [1] (0).
 
-   Layout (layers/spatial.c): the rank's local array is [pixel][s][c] with s < nbatch, so the values
+   Layout (layers/spatial/spatial.c): the rank's local array is [pixel][s][c] with s < nbatch, so the values
    a rank contributes to channel c are x[p][s][c], s < n, of its pixels p; the loops run over the
    contiguous run [0, n*C) of each pixel with per-slot copies of the per-channel coefficients.
    Batch slots s >= n are not counted (whatever the layer before left there) and get zero output

@@ -1,5 +1,5 @@
 /*
-   Running a convolution pass on T threads (layers/conv.h).
+   Running a convolution pass on T threads (layers/conv/conv.h).
 
    Each thread runs single-threaded BLAS on its own tiles with its own workspace and gradient
    accumulators, which are summed in thread order afterwards, so results do not depend on timing.

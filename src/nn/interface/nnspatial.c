@@ -1,5 +1,5 @@
 /*
-   Networks whose input or output lives on a DMDA (the spatial layout of layers/spatial.c).
+   Networks whose input or output lives on a DMDA (the spatial layout of layers/spatial/spatial.c).
 
    Spatial input: NNSetInputDM() gives the network a DMDA describing the grid and its decomposition,
    with dof = channels (for example the DMDA of a PETSc simulation). The network's first activation
