@@ -125,6 +125,16 @@ typedef const char *NNLossType;
 #define NNLOSSCROSSENTROPY "cross_entropy" /* softmax + negative log-likelihood, mean over the batch */
 #define NNLOSSMSE          "mse"           /* mean squared error, mean over all entries */
 
+/* what a loss type provides (filled by the routine given to NNLossRegister()) */
+typedef struct {
+  /* mean loss over the first n samples (nout outputs each) and, when dy is not NULL, dL/dy */
+  PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
+  PetscBool classification; /* targets are class indices (one per sample), accuracy is meaningful */
+} NNLossOps;
+
+PETSC_EXTERN PetscFunctionList NNLossList;
+PETSC_EXTERN PetscErrorCode    NNLossRegister(const char[], PetscErrorCode (*)(NNLossOps *));
+
 /* ---------------------------------------------------------------- optimizers */
 typedef const char *NNOptType;
 #define NNOPTSGD   "sgd"

@@ -122,12 +122,7 @@ PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
-typedef struct {
-  /* mean loss over the first n samples and dL/dy (dy may be NULL) */
-  PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
-  PetscBool classification; /* targets are class indices, accuracy is meaningful */
-} NNLossOps;
-
+/* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */
 PETSC_INTERN PetscErrorCode NNLossGetOps(NNLossType, NNLossOps *);
 PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);
 
