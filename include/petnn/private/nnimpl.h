@@ -97,10 +97,7 @@ PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
-/* the DM of the layer's input activation (a DMDA for spatial layouts, NULL for sequential ones);
-   NNSetUp() sets it before NNLayerCreateOutputVec(), so spatial layers can build matching DMs */
-PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
-PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
+/* NNLayerSetInputDM()/NNLayerGetInputDM() are public (petnn.h) */
 
 /* ---------------------------------------------------------------- spatial (DMDA) layouts (src/layer/interface/spatiallayout.c) */
 /* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
