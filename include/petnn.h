@@ -98,6 +98,10 @@ PETSC_EXTERN PetscErrorCode NNLayerForward(NNLayer, PetscInt, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerBackward(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerSetTraining(NNLayer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerCreateOutputVec(NNLayer, Vec *);
+/* the DM of the layer's input activation (a DMDA for spatial layouts, NULL for sequential ones);
+   NNSetUp() sets it before NNLayerCreateOutputVec(), so spatial layers can build matching DMs */
+PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
+PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
 
 /* type-specific setters: no-ops on other types */
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetUnits(NNLayer, PetscInt);
@@ -124,6 +128,16 @@ PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetScale(NNLayer, PetscInt);
 typedef const char *NNLossType;
 #define NNLOSSCROSSENTROPY "cross_entropy" /* softmax + negative log-likelihood, mean over the batch */
 #define NNLOSSMSE          "mse"           /* mean squared error, mean over all entries */
+
+/* what a loss type provides (filled by the routine given to NNLossRegister()) */
+typedef struct {
+  /* mean loss over the first n samples (nout outputs each) and, when dy is not NULL, dL/dy */
+  PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
+  PetscBool classification; /* targets are class indices (one per sample), accuracy is meaningful */
+} NNLossOps;
+
+PETSC_EXTERN PetscFunctionList NNLossList;
+PETSC_EXTERN PetscErrorCode    NNLossRegister(const char[], PetscErrorCode (*)(NNLossOps *));
 
 /* ---------------------------------------------------------------- optimizers */
 typedef const char *NNOptType;
@@ -154,6 +168,9 @@ PETSC_EXTERN PetscErrorCode    NNOptView(NNOpt, PetscViewer);
 PETSC_EXTERN PetscErrorCode    NNOptDestroy(NNOpt *);
 PETSC_EXTERN PetscErrorCode    NNOptSGDSetMomentum(NNOpt, PetscReal, PetscBool);
 PETSC_EXTERN PetscErrorCode    NNOptAdamSetBetas(NNOpt, PetscReal, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode    NNOptGetNumSteps(NNOpt, PetscInt *);
+PETSC_EXTERN PetscErrorCode    NNOptGetNumStates(NNOpt, PetscInt *);
+PETSC_EXTERN PetscErrorCode    NNOptGetState(NNOpt, PetscInt, const char *[], Vec *);
 
 /* ---------------------------------------------------------------- data sets */
 typedef const char *NNDataType;
@@ -225,6 +242,26 @@ PETSC_EXTERN PetscErrorCode NNCheckpointLoad(NN, const char[]);
 PETSC_EXTERN PetscErrorCode NNSaveGradients(NN, const char[], PetscInt, Vec, Vec);
 
 PETSC_EXTERN PetscErrorCode NNGradientCheck(NN, PetscInt, Vec, Vec, PetscReal, PetscReal *, PetscReal *);
+
+/* ---------------------------------------------------------------- access to a network's parts (src/nn/interface/nnaccess.c) */
+#define NN_RANDOM_STATE_SIZE 4 /* 64-bit words of the generator state */
+PETSC_EXTERN PetscErrorCode NNGetLayers(NN, PetscInt *, const NNLayer *[]);
+PETSC_EXTERN PetscErrorCode NNGetNumMovedActivations(NN, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNGetActivations(NN, const char[], Vec *, Vec *);
+PETSC_EXTERN PetscErrorCode NNGetActivationGradients(NN, const char[], Vec *, Vec *);
+PETSC_EXTERN PetscErrorCode NNGetActivationVecs(NN, PetscInt *, const Vec *[], const Vec *[]);
+PETSC_EXTERN PetscErrorCode NNGetBuffers(NN, Vec *);
+PETSC_EXTERN PetscErrorCode NNGetLayerParameters(NN, const char[], PetscInt *, PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNRestoreLayerParameters(NN, const char[], PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNGetLayerGradient(NN, const char[], PetscInt *, PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNRestoreLayerGradient(NN, const char[], PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNGetLayerBuffers(NN, const char[], PetscInt *, PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNRestoreLayerBuffers(NN, const char[], PetscScalar *[]);
+PETSC_EXTERN PetscErrorCode NNBeginLayerCalls(NN);
+PETSC_EXTERN PetscErrorCode NNEndLayerCalls(NN);
+PETSC_EXTERN PetscErrorCode NNGetCursor(NN, PetscInt *, PetscInt *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNGetRandomState(NN, PetscInt64[]);
+PETSC_EXTERN PetscErrorCode NNLayerGetChildren(NNLayer, PetscInt *, const NNLayer *[]);
 
 /* ---------------------------------------------------------------- parallel training, restarts */
 PETSC_EXTERN PetscErrorCode NNSetProcessGrid(NN, PetscInt, PetscInt);                     /* trainers, data groups per trainer */

@@ -5,8 +5,8 @@ static char help[] = "Spatial batch norm (batchnorm2d, batchnorm3d) and residual
                      "batch), finite-difference checks, and error messages.\n\n"
                      "  -verbose   print the measured errors\n\n";
 
-/* the private header gives the layers' slices and the network's activation and buffer Vecs */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
+#include <petscdmda.h>
 
 static PetscBool       verbose = PETSC_FALSE;
 static const PetscReal tol     = 1e-12;
@@ -109,22 +109,24 @@ static PetscErrorCode FillGlobal(Vec v)
 static PetscErrorCode SetBNState(NN net, const char name[], unsigned long seed)
 {
   NNLayer      l;
+  NNShape      in;
   PetscRandom  r;
   PetscScalar *th, *buf;
   PetscInt     C;
 
   PetscFunctionBegin;
   PetscCall(NNGetLayer(net, name, &l));
-  C = l->inshape.dim[0];
+  PetscCall(NNLayerGetInputShape(l, &in));
+  C = in.dim[0];
   PetscCall(SeededRandom(seed, &r));
-  PetscCall(VecGetArray(net->theta, &th));
-  PetscCall(VecGetArray(net->buf, &buf));
-  PetscCall(FillReplicated(r, C, 0.5, 1.5, th + l->poff));       /* weight */
-  PetscCall(FillReplicated(r, C, -0.5, 0.5, th + l->poff + C));  /* bias */
-  PetscCall(FillReplicated(r, C, -0.5, 0.5, buf + l->boff));     /* running_mean */
-  PetscCall(FillReplicated(r, C, 0.5, 1.5, buf + l->boff + C));  /* running_var */
-  PetscCall(VecRestoreArray(net->buf, &buf));
-  PetscCall(VecRestoreArray(net->theta, &th));
+  PetscCall(NNGetLayerParameters(net, name, NULL, &th));
+  PetscCall(NNGetLayerBuffers(net, name, NULL, &buf));
+  PetscCall(FillReplicated(r, C, 0.5, 1.5, th));       /* weight */
+  PetscCall(FillReplicated(r, C, -0.5, 0.5, th + C));  /* bias */
+  PetscCall(FillReplicated(r, C, -0.5, 0.5, buf));     /* running_mean */
+  PetscCall(FillReplicated(r, C, 0.5, 1.5, buf + C));  /* running_var */
+  PetscCall(NNRestoreLayerBuffers(net, name, &buf));
+  PetscCall(NNRestoreLayerParameters(net, name, &th));
   PetscCall(PetscRandomDestroy(&r));
   PetscFunctionReturn(0);
 }
@@ -135,6 +137,8 @@ static PetscErrorCode FillBatch(NN net, PetscReal offset, Vec *x, Vec *t)
   PetscRandom  r;
   PetscScalar *a;
   PetscInt     nx, nt;
+  NNLossType   loss;
+  PetscBool    classes;
 
   PetscFunctionBegin;
   PetscCall(NNCreateBatchVecs(net, x, t));
@@ -147,7 +151,9 @@ static PetscErrorCode FillBatch(NN net, PetscReal offset, Vec *x, Vec *t)
     PetscCall(VecGetLocalSize(*t, &nt));
     PetscCall(VecGetArray(*t, &a));
     PetscCall(FillReplicated(r, nt, -1.0, 1.0, a));
-    if (net->lossops.classification)
+    PetscCall(NNGetLoss(net, &loss));
+    PetscCall(PetscStrcmp(loss, NNLOSSCROSSENTROPY, &classes));
+    if (classes)
       for (PetscInt i = 0; i < nt; i++) a[i] = (PetscInt)(2.5 * (a[i] + 1.0)) % 5;
     PetscCall(VecRestoreArray(*t, &a));
   }
@@ -173,9 +179,14 @@ static PetscErrorCode CopyHead(Vec v, PetscInt N, Vec *w)
 
 static PetscInt LayerIndex(NN net, const char name[])
 {
-  for (PetscInt i = 0; i < net->nlayers; i++) {
-    PetscBool match;
-    if (PetscStrcmp(((PetscObject)net->layers[i])->name, name, &match)) return -1;
+  PetscInt       nl;
+  const NNLayer *layers;
+
+  if (NNGetLayers(net, &nl, &layers)) return -1;
+  for (PetscInt i = 0; i < nl; i++) {
+    PetscBool   match;
+    const char *lname;
+    if (PetscObjectGetName((PetscObject)layers[i], &lname) || PetscStrcmp(lname, name, &match)) return -1;
     if (match) return i;
   }
   return -1;
@@ -279,8 +290,9 @@ static PetscErrorCode TestReference(PetscInt nd)
   NN                 net;
   NNLayer            bn;
   Vec                x, y;
-  const PetscScalar *xa, *ya, *th, *buf;
-  PetscScalar       *ref, rm0[4], rv0[4], rm[4], rv[4];
+  const PetscScalar *xa, *ya;
+  PetscScalar       *ref, rm0[4], rv0[4], rm[4], rv[4], *th, *buf;
+  NNShape            in;
   PetscInt           C = nd == 2 ? shape2[0] : shape3[0], npix, N;
   PetscReal          mom = 0.25, eps = 1e-5, m, nbt0, e;
   char               what[128];
@@ -299,25 +311,26 @@ static PetscErrorCode TestReference(PetscInt nd)
   PetscCall(NNSetUp(net));
   PetscCall(SetBNState(net, "bn", 23));
   PetscCall(FillBatch(net, 1000.0, &x, NULL));
-  npix = NNShapeSize(&net->inshape) / C;
+  PetscCall(NNGetInputShape(net, &in));
+  npix = NNShapeSize(&in) / C;
   N    = NP * C * npix;
   m    = NP * npix;
   PetscCall(PetscMalloc1(N, &ref));
-  PetscCall(VecGetArrayRead(net->buf, &buf));
+  PetscCall(NNGetLayerBuffers(net, "bn", NULL, &buf));
   for (PetscInt c = 0; c < C; c++) {
-    rm0[c] = buf[bn->boff + c];
-    rv0[c] = buf[bn->boff + C + c];
+    rm0[c] = buf[c];
+    rv0[c] = buf[C + c];
   }
-  nbt0 = PetscRealPart(buf[bn->boff + 2 * C]);
-  PetscCall(VecRestoreArrayRead(net->buf, &buf));
+  nbt0 = PetscRealPart(buf[2 * C]);
+  PetscCall(NNRestoreLayerBuffers(net, "bn", &buf));
 
   for (PetscInt pass = 0; pass < 2; pass++) { /* training, then evaluation with the updated running statistics */
     PetscCall(NNSetTraining(net, pass == 0 ? PETSC_TRUE : PETSC_FALSE));
     PetscCall(NNForward(net, NP, x, &y));
     PetscCall(VecGetArrayRead(x, &xa));
-    PetscCall(VecGetArrayRead(net->theta, &th));
+    PetscCall(NNGetLayerParameters(net, "bn", NULL, &th));
     for (PetscInt c = 0; c < C; c++) {
-      PetscScalar mean = 0, var = 0, g = th[bn->poff + c], b = th[bn->poff + C + c];
+      PetscScalar mean = 0, var = 0, g = th[c], b = th[C + c];
       for (PetscInt s = 0; s < NP; s++)
         for (PetscInt i = 0; i < npix; i++) mean += xa[(s * C + c) * npix + i];
       mean /= m;
@@ -334,7 +347,7 @@ static PetscErrorCode TestReference(PetscInt nd)
       for (PetscInt s = 0; s < NP; s++)
         for (PetscInt i = 0; i < npix; i++) ref[(s * C + c) * npix + i] = g * (xa[(s * C + c) * npix + i] - mean) / PetscSqrtReal(var + eps) + b;
     }
-    PetscCall(VecRestoreArrayRead(net->theta, &th));
+    PetscCall(NNRestoreLayerParameters(net, "bn", &th));
     PetscCall(VecRestoreArrayRead(x, &xa));
     PetscCall(VecGetArrayRead(y, &ya));
     e = RelErr(N, ya, ref);
@@ -342,10 +355,10 @@ static PetscErrorCode TestReference(PetscInt nd)
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s output vs direct computation (|mean| = 1700 std)", nd, pass ? "eval-mode" : "training-mode"));
     PetscCall(ReportErrTol(what, e, 1e-11));
     if (pass == 0) {
-      PetscCall(VecGetArrayRead(net->buf, &buf));
-      e = PetscMax(RelErr(C, buf + bn->boff, rm), RelErr(C, buf + bn->boff + C, rv));
-      PetscCheck(PetscRealPart(buf[bn->boff + 2 * C]) == nbt0 + 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "num_batches_tracked %g, expected %g", (double)PetscRealPart(buf[bn->boff + 2 * C]), (double)(nbt0 + 1));
-      PetscCall(VecRestoreArrayRead(net->buf, &buf));
+      PetscCall(NNGetLayerBuffers(net, "bn", NULL, &buf));
+      e = PetscMax(RelErr(C, buf, rm), RelErr(C, buf + C, rv));
+      PetscCheck(PetscRealPart(buf[2 * C]) == nbt0 + 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "num_batches_tracked %g, expected %g", (double)PetscRealPart(buf[2 * C]), (double)(nbt0 + 1));
+      PetscCall(NNRestoreLayerBuffers(net, "bn", &buf));
       PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d running_mean, running_var (unbiased, momentum 0.25)", nd));
       PetscCall(ReportErr(what, e));
     }
@@ -368,27 +381,28 @@ static PetscErrorCode TestAdjoint(PetscInt nd)
   Vec          x, y, y0, w, dx, zero;
   PetscScalar *th, *dth, *buf;
   PetscReal    a, b;
-  PetscInt     ib, C;
+  PetscInt     C;
   PetscRandom  r;
+  NNShape      in;
+  Vec          xbn, ybn;
   char         what[128];
 
   PetscFunctionBegin;
   PetscCall(BuildBN(PETSC_COMM_WORLD, NULL, nd, NB, PETSC_FALSE, &net));
-  ib = LayerIndex(net, "bn");
-  bn = net->layers[ib];
-  C  = bn->inshape.dim[0];
-  PetscCall(VecGetArray(net->theta, &th));
-  PetscCall(VecGetArray(net->dtheta, &dth));
-  PetscCall(VecGetArray(net->buf, &buf));
-  bn->theta  = th + bn->poff;
-  bn->dtheta = dth + bn->poff;
-  bn->buf    = buf + bn->boff;
-  PetscCall(VecDuplicate(net->act[ib], &x));
-  PetscCall(VecDuplicate(net->act[ib], &dx));
-  PetscCall(VecDuplicate(net->act[ib], &zero));
-  PetscCall(VecDuplicate(net->act[ib + 1], &y));
-  PetscCall(VecDuplicate(net->act[ib + 1], &y0));
-  PetscCall(VecDuplicate(net->act[ib + 1], &w));
+  PetscCall(NNGetLayer(net, "bn", &bn));
+  PetscCall(NNLayerGetInputShape(bn, &in));
+  C = in.dim[0];
+  PetscCall(NNBeginLayerCalls(net)); /* the layers see their slices of the parameters, gradient and buffers */
+  PetscCall(NNGetLayerParameters(net, "bn", NULL, &th));
+  PetscCall(NNGetLayerGradient(net, "bn", NULL, &dth));
+  PetscCall(NNGetLayerBuffers(net, "bn", NULL, &buf));
+  PetscCall(NNGetActivations(net, "bn", &xbn, &ybn));
+  PetscCall(VecDuplicate(xbn, &x));
+  PetscCall(VecDuplicate(xbn, &dx));
+  PetscCall(VecDuplicate(xbn, &zero));
+  PetscCall(VecDuplicate(ybn, &y));
+  PetscCall(VecDuplicate(ybn, &y0));
+  PetscCall(VecDuplicate(ybn, &w));
   PetscCall(FillGlobal(x));
   PetscCall(FillGlobal(w));
 
@@ -409,13 +423,13 @@ static PetscErrorCode TestAdjoint(PetscInt nd)
   PetscCall(SeededRandom(29, &r));
   for (PetscInt mode = 0; mode < 2; mode++) {
     PetscCall(NNLayerSetTraining(bn, mode ? PETSC_TRUE : PETSC_FALSE));
-    PetscCall(FillReplicated(r, 2 * C, -1.0, 1.0, th + bn->poff));
-    PetscCall(PetscArrayzero(dth + bn->poff, 2 * C));
+    PetscCall(FillReplicated(r, 2 * C, -1.0, 1.0, th));
+    PetscCall(PetscArrayzero(dth, 2 * C));
     PetscCall(NNLayerForward(bn, NP, x, y));
     PetscCall(VecDot(y, w, &a));
     PetscCall(NNLayerBackward(bn, NP, x, y, w, NULL));
     b = 0;
-    for (PetscInt i = 0; i < 2 * C; i++) b += PetscRealPart(th[bn->poff + i] * dth[bn->poff + i]);
+    for (PetscInt i = 0; i < 2 * C; i++) b += PetscRealPart(th[i] * dth[i]);
     PetscCall(PetscSNPrintf(what, sizeof(what), "adjoint batchnorm%" PetscInt_FMT "d %s parameter direction", nd, mode ? "training-mode" : "eval-mode"));
     PetscCall(Report(what, a, b));
   }
@@ -428,7 +442,7 @@ static PetscErrorCode TestAdjoint(PetscInt nd)
     PetscInt     len, D = NB * C;
     PetscBool    same[4];
     PetscCheck(2 * C + 1 <= 9, PETSC_COMM_SELF, PETSC_ERR_PLIB, "too many channels for this test");
-    PetscCall(PetscArraycpy(b0, bn->buf, 2 * C + 1));
+    PetscCall(PetscArraycpy(b0, buf, 2 * C + 1));
     PetscCall(VecDuplicate(x, &x2));
     PetscCall(VecDuplicate(y, &y2));
     PetscCall(VecDuplicate(dx, &dx2));
@@ -439,19 +453,19 @@ static PetscErrorCode TestAdjoint(PetscInt nd)
       for (PetscInt i = NP * C; i < D; i++) xa[p * D + i] = 0.0;
     PetscCall(VecRestoreArray(x2, &xa));
     PetscCall(NNLayerSetTraining(bn, PETSC_TRUE));
-    PetscCall(PetscArrayzero(dth + bn->poff, 2 * C));
+    PetscCall(PetscArrayzero(dth, 2 * C));
     PetscCall(NNLayerForward(bn, NP, x, y));
     PetscCall(NNLayerBackward(bn, NP, x, y, w, dx));
-    PetscCall(PetscArraycpy(b1, bn->buf, 2 * C + 1));
-    PetscCall(PetscArraycpy(g1, dth + bn->poff, 2 * C));
-    PetscCall(PetscArraycpy(bn->buf, b0, 2 * C + 1));
-    PetscCall(PetscArrayzero(dth + bn->poff, 2 * C));
+    PetscCall(PetscArraycpy(b1, buf, 2 * C + 1));
+    PetscCall(PetscArraycpy(g1, dth, 2 * C));
+    PetscCall(PetscArraycpy(buf, b0, 2 * C + 1));
+    PetscCall(PetscArrayzero(dth, 2 * C));
     PetscCall(NNLayerForward(bn, NP, x2, y2));
     PetscCall(NNLayerBackward(bn, NP, x2, y2, w, dx2));
     PetscCall(VecEqual(y, y2, &same[0]));
     PetscCall(VecEqual(dx, dx2, &same[1]));
-    PetscCall(PetscArraycmp(b1, bn->buf, 2 * C + 1, &same[2]));
-    PetscCall(PetscArraycmp(g1, dth + bn->poff, 2 * C, &same[3]));
+    PetscCall(PetscArraycmp(b1, buf, 2 * C + 1, &same[2]));
+    PetscCall(PetscArraycmp(g1, dth, 2 * C, &same[3]));
     PetscCheck(same[0] && same[1] && same[2] && same[3], PETSC_COMM_SELF, PETSC_ERR_PLIB, "values in the slots s >= n changed: output %d, input gradient %d, running statistics %d, parameter gradient %d", !same[0], !same[1], !same[2], !same[3]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batchnorm%" PetscInt_FMT "d training mode: values in slots s >= n change no output, gradient or running statistic\n", nd));
     PetscCall(VecDestroy(&x2));
@@ -459,10 +473,10 @@ static PetscErrorCode TestAdjoint(PetscInt nd)
     PetscCall(VecDestroy(&dx2));
   }
 
-  bn->theta = bn->dtheta = bn->buf = NULL;
-  PetscCall(VecRestoreArray(net->buf, &buf));
-  PetscCall(VecRestoreArray(net->dtheta, &dth));
-  PetscCall(VecRestoreArray(net->theta, &th));
+  PetscCall(NNRestoreLayerBuffers(net, "bn", &buf));
+  PetscCall(NNRestoreLayerGradient(net, "bn", &dth));
+  PetscCall(NNRestoreLayerParameters(net, "bn", &th));
+  PetscCall(NNEndLayerCalls(net));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&dx));
   PetscCall(VecDestroy(&zero));
@@ -501,9 +515,13 @@ static PetscErrorCode TestRankEquivalence(PetscInt nd, PetscBool training)
   NN          nets[3];
   Vec         x, t, xf, tf, dx[3], g;
   PetscReal   L[3], mx;
-  PetscInt    insz, outsz, ibn, isf, C;
+  PetscInt    insz, outsz, ibn, C, gsz = 0;
   const char *mode = training ? "training" : "eval";
   char        what[160];
+  NNShape     shape;
+  NNLayer     bn, sf;
+  Vec         ybn, dxbn, ysf, v, gpar, gpar_buf;
+  const NNLayer *layers;
 
   PetscFunctionBegin;
   PetscCall(BuildBN(PETSC_COMM_WORLD, NULL, nd, NB, training, &par));
@@ -512,16 +530,29 @@ static PetscErrorCode TestRankEquivalence(PetscInt nd, PetscBool training)
   nets[0] = par;
   nets[1] = ser;
   nets[2] = full;
-  insz    = NNShapeSize(&par->inshape);
-  ibn     = LayerIndex(par, "bn");
-  isf     = LayerIndex(par, "sf");
-  C       = par->layers[ibn]->inshape.dim[0];
-  outsz   = NNShapeSize(&par->layers[isf]->outshape);
+  PetscCall(NNGetInputShape(par, &shape));
+  insz = NNShapeSize(&shape);
+  PetscCall(NNGetLayer(par, "bn", &bn));
+  PetscCall(NNGetLayer(par, "sf", &sf));
+  PetscCall(NNLayerGetInputShape(bn, &shape));
+  C = shape.dim[0];
+  PetscCall(NNLayerGetOutputShape(sf, &shape));
+  outsz = NNShapeSize(&shape);
+  PetscCall(NNGetActivations(par, "bn", NULL, &ybn));
+  PetscCall(NNGetActivationGradients(par, "bn", &dxbn, NULL));
+  PetscCall(NNGetActivations(par, "sf", NULL, &ysf));
+  ibn = LayerIndex(par, "bn");
+  PetscCall(NNGetLayers(par, NULL, &layers));
+  for (PetscInt i = 0; i <= ibn; i++) { /* the gradient up to the end of the batch norm's slice */
+    PetscInt np;
+    PetscCall(NNLayerGetNumParameters(layers[i], &np));
+    gsz += np;
+  }
   PetscCall(FillBatch(par, 0.5, &x, &t));
   PetscCall(CopyHead(x, NP * insz, &xf));
   PetscCall(CopyHead(t, NP * outsz, &tf));
-  PetscCall(VecSet(par->act[ibn + 1], 1.0)); /* the layer must overwrite the slots s >= n with zeros */
-  PetscCall(VecSet(par->dact[ibn], 1.0));
+  PetscCall(VecSet(ybn, 1.0)); /* the layer must overwrite the slots s >= n with zeros */
+  PetscCall(VecSet(dxbn, 1.0));
   for (PetscInt k = 0; k < 3; k++) {
     PetscCall(VecDuplicate(k == 2 ? xf : x, &dx[k]));
     PetscCall(NNLossGradient(nets[k], NP, k == 2 ? xf : x, k == 2 ? tf : t, &L[k], dx[k]));
@@ -529,21 +560,25 @@ static PetscErrorCode TestRankEquivalence(PetscInt nd, PetscBool training)
   for (PetscInt k = 1; k < 3; k++) {
     const char *other = k == 1 ? "serial copy" : "serial network of capacity n";
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s, n=%d of %d: output vs %s", nd, mode, NP, NB, other));
-    PetscCall(CompareVecs(what, NP * outsz, par->act[isf + 1], nets[k]->act[isf + 1]));
+    PetscCall(NNGetActivations(nets[k], "sf", NULL, &v));
+    PetscCall(CompareVecs(what, NP * outsz, ysf, v));
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s, n=%d of %d: loss vs %s", nd, mode, NP, NB, other));
     PetscCall(Report(what, L[0], L[k]));
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s, n=%d of %d: parameter gradient vs %s", nd, mode, NP, NB, other));
     PetscCall(NNGetGradient(nets[k], &g));
-    PetscCall(CompareVecs(what, par->layers[ibn]->poff + 2 * C, par->dtheta, g));
+    PetscCall(NNGetGradient(par, &gpar));
+    PetscCall(CompareVecs(what, gsz, gpar, g));
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s, n=%d of %d: input gradient vs %s", nd, mode, NP, NB, other));
     PetscCall(CompareVecs(what, NP * insz, dx[0], dx[k]));
     PetscCall(PetscSNPrintf(what, sizeof(what), "batchnorm%" PetscInt_FMT "d %s, n=%d of %d: running statistics vs %s", nd, mode, NP, NB, other));
-    PetscCall(CompareVecs(what, 2 * C + 1, par->buf, nets[k]->buf));
+    PetscCall(NNGetBuffers(par, &gpar_buf));
+    PetscCall(NNGetBuffers(nets[k], &v));
+    PetscCall(CompareVecs(what, 2 * C + 1, gpar_buf, v));
   }
   /* unused slots: zero output and input gradient */
-  PetscCall(MaxUnusedSlots(par->act[ibn + 1], C, &mx));
+  PetscCall(MaxUnusedSlots(ybn, C, &mx));
   PetscCheck(mx == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batch-norm output is %g in slots s >= n", (double)mx);
-  PetscCall(MaxUnusedSlots(par->dact[ibn], C, &mx));
+  PetscCall(MaxUnusedSlots(dxbn, C, &mx));
   PetscCheck(mx == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batch-norm input gradient is %g in slots s >= n", (double)mx);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batchnorm%" PetscInt_FMT "d %s: slots s >= n of the output and input gradient are zero\n", nd, mode));
   for (PetscInt k = 0; k < 3; k++) {
@@ -580,14 +615,17 @@ static PetscErrorCode TestGradientCheck(PetscInt nd, PetscBool training)
 static PetscErrorCode TestResidualRankEquivalence(void)
 {
   NN        par, ser;
-  Vec       x, t, dxp, dxs, gp, gs;
+  Vec       x, t, dxp, dxs, gp, gs, tp, ts;
   PetscReal Lp, Ls;
   PetscBool same;
+  NNShape   in;
 
   PetscFunctionBegin;
   PetscCall(BuildResNet(PETSC_COMM_WORLD, NNLAYERRELU, NNLOSSCROSSENTROPY, PETSC_TRUE, PETSC_FALSE, &par));
   PetscCall(BuildResFromOptions(&ser));
-  PetscCall(VecEqual(par->theta, ser->theta, &same));
+  PetscCall(NNGetParameters(par, &tp));
+  PetscCall(NNGetParameters(ser, &ts));
+  PetscCall(VecEqual(tp, ts, &same));
   PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the parallel and serial residual networks were initialized differently");
   PetscCall(FillBatch(par, 0.0, &x, &t));
   PetscCall(VecDuplicate(x, &dxp));
@@ -599,30 +637,36 @@ static PetscErrorCode TestResidualRankEquivalence(void)
   PetscCall(NNGetGradient(ser, &gs));
   {
     PetscInt np;
-    PetscCall(VecGetSize(par->dtheta, &np));
+    PetscCall(VecGetSize(gp, &np));
     PetscCall(CompareVecs("residual CNN: parameter gradient vs serial copy", np, gp, gs));
   }
-  PetscCall(CompareVecs("residual CNN: input gradient vs serial copy", NP * NNShapeSize(&par->inshape), dxp, dxs));
+  PetscCall(NNGetInputShape(par, &in));
+  PetscCall(CompareVecs("residual CNN: input gradient vs serial copy", NP * NNShapeSize(&in), dxp, dxs));
   {
     PetscInt nb;
-    PetscCall(VecGetSize(par->buf, &nb));
-    PetscCall(CompareVecs("residual CNN: running statistics of the inner batchnorm2d vs serial copy", nb, par->buf, ser->buf));
+    Vec      bp, bs;
+    PetscCall(NNGetBuffers(par, &bp));
+    PetscCall(NNGetBuffers(ser, &bs));
+    PetscCall(VecGetSize(bp, &nb));
+    PetscCall(CompareVecs("residual CNN: running statistics of the inner batchnorm2d vs serial copy", nb, bp, bs));
   }
   /* y = x + block(x): the block's output from the same layers without the residual connection */
   {
     NN        flat;
-    Vec       ref;
-    PetscInt  ib = LayerIndex(par, "blk");
+    Vec       ref, tf, xblk, yblk, yrc2;
     PetscReal e, nrm;
     PetscCall(BuildResNet(PETSC_COMM_WORLD, NNLAYERRELU, NNLOSSCROSSENTROPY, PETSC_TRUE, PETSC_TRUE, &flat));
-    PetscCall(VecEqual(par->theta, flat->theta, &same));
+    PetscCall(NNGetParameters(flat, &tf));
+    PetscCall(VecEqual(tp, tf, &same));
     PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the residual and flat networks were initialized differently");
     PetscCall(NNForward(flat, NP, x, NULL));
     PetscCall(NNForward(par, NP, x, NULL));
-    PetscCall(VecDuplicate(par->act[ib + 1], &ref));
-    PetscCall(VecWAXPY(ref, 1.0, par->act[ib], flat->act[LayerIndex(flat, "rc2") + 1])); /* x + block(x) */
+    PetscCall(NNGetActivations(par, "blk", &xblk, &yblk));
+    PetscCall(NNGetActivations(flat, "rc2", NULL, &yrc2));
+    PetscCall(VecDuplicate(yblk, &ref));
+    PetscCall(VecWAXPY(ref, 1.0, xblk, yrc2)); /* x + block(x) */
     PetscCall(VecNorm(ref, NORM_2, &nrm));
-    PetscCall(VecAXPY(ref, -1.0, par->act[ib + 1]));
+    PetscCall(VecAXPY(ref, -1.0, yblk));
     PetscCall(VecNorm(ref, NORM_2, &e));
     PetscCall(ReportErr("residual CNN: block output vs x + (the same layers without the skip connection)(x)", e / nrm));
     PetscCall(VecDestroy(&ref));

@@ -7,7 +7,7 @@ static char help[] = "Checkpoints: save/load round trip, bitwise resume, atomic 
    "num_batches_tracked"), so buffers are checked whatever other layer types exist. Dropout draws
    from the network's generator, so resuming bitwise needs the generator state too.
 */
-#include <petnn/private/nnimpl.h>
+#include <petnn/private/nnimpl.h> /* only for the "stats" layer type defined below (ops, tensors); the network is used through petnn.h */
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,7 +134,8 @@ static PetscErrorCode CreateData(const char file[], NNData *d)
 }
 
 /* dense(hidden) - stats or batchnorm1d - relu - dropout - dense(3), Adam with a step schedule */
-static PetscErrorCode CreateNet(PetscInt hidden, PetscInt seed, PetscInt epochs, PetscBool bn, PetscBool extra, NN *net)
+/* ckpt: NNTrain() writes that checkpoint (-nn_checkpoint) */
+static PetscErrorCode CreateNet(PetscInt hidden, PetscInt seed, PetscInt epochs, PetscBool bn, PetscBool extra, const char ckpt[], NN *net)
 {
   NNLayer l;
   NNOpt   opt;
@@ -162,6 +163,12 @@ static PetscErrorCode CreateNet(PetscInt hidden, PetscInt seed, PetscInt epochs,
   PetscCall(NNGetOpt(*net, &opt));
   PetscCall(NNOptSetLearningRate(opt, 0.05));
   PetscCall(NNOptSetSchedule(opt, NNOPTSCHEDULESTEP, 1, 0.5));
+  if (ckpt) {
+    PetscCall(PetscOptionsSetValue(NULL, "-ckpt_nn_checkpoint", ckpt));
+    PetscCall(NNSetOptionsPrefix(*net, "ckpt_"));
+    PetscCall(NNSetFromOptions(*net));
+    PetscCall(PetscOptionsClearValue(NULL, "-ckpt_nn_checkpoint"));
+  }
   PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);
 }
@@ -179,14 +186,38 @@ static PetscErrorCode CheckVecEqual(Vec a, Vec b, const char what[])
 /* parameters, buffers, optimizer state, generator and counters: all bitwise equal */
 static PetscErrorCode CheckSameState(NN a, NN b, const char what[])
 {
+  NNOpt       oa, ob;
+  Vec         va, vb;
+  PetscInt    na, nb, ea, eb, sa, sb;
+  PetscInt64  ra[NN_RANDOM_STATE_SIZE], rb[NN_RANDOM_STATE_SIZE];
+  const char *name;
+
   PetscFunctionBegin;
-  PetscCall(CheckVecEqual(a->theta, b->theta, "parameters"));
-  PetscCall(CheckVecEqual(a->buf, b->buf, "buffers"));
-  PetscCheck(a->opt->nstate == b->opt->nstate, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: optimizer state counts differ", what);
-  for (PetscInt i = 0; i < a->opt->nstate; i++) PetscCall(CheckVecEqual(a->opt->state[i], b->opt->state[i], a->opt->statename[i]));
-  PetscCheck(a->opt->nsteps == b->opt->nsteps, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: optimizer steps %" PetscInt_FMT " vs %" PetscInt_FMT, what, a->opt->nsteps, b->opt->nsteps);
-  PetscCheck(!memcmp(a->rng.s, b->rng.s, sizeof(a->rng.s)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: generator states differ", what);
-  PetscCheck(a->epoch == b->epoch && a->step == b->step, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: counters differ", what);
+  PetscCall(NNGetParameters(a, &va));
+  PetscCall(NNGetParameters(b, &vb));
+  PetscCall(CheckVecEqual(va, vb, "parameters"));
+  PetscCall(NNGetBuffers(a, &va));
+  PetscCall(NNGetBuffers(b, &vb));
+  PetscCall(CheckVecEqual(va, vb, "buffers"));
+  PetscCall(NNGetOpt(a, &oa));
+  PetscCall(NNGetOpt(b, &ob));
+  PetscCall(NNOptGetNumStates(oa, &na));
+  PetscCall(NNOptGetNumStates(ob, &nb));
+  PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: optimizer state counts differ", what);
+  for (PetscInt i = 0; i < na; i++) {
+    PetscCall(NNOptGetState(oa, i, &name, &va));
+    PetscCall(NNOptGetState(ob, i, NULL, &vb));
+    PetscCall(CheckVecEqual(va, vb, name));
+  }
+  PetscCall(NNOptGetNumSteps(oa, &na));
+  PetscCall(NNOptGetNumSteps(ob, &nb));
+  PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: optimizer steps %" PetscInt_FMT " vs %" PetscInt_FMT, what, na, nb);
+  PetscCall(NNGetRandomState(a, ra));
+  PetscCall(NNGetRandomState(b, rb));
+  PetscCheck(!memcmp(ra, rb, sizeof(ra)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: generator states differ", what);
+  PetscCall(NNGetCursor(a, &ea, NULL, &sa));
+  PetscCall(NNGetCursor(b, &eb, NULL, &sb));
+  PetscCheck(ea == eb && sa == sb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: counters differ", what);
   PetscFunctionReturn(0);
 }
 
@@ -229,7 +260,7 @@ int main(int argc, char **argv)
   const char    *ck = "ckpt_test.h5", *datafile = "ckpt_train.dat";
   char           tmp[PETSC_MAX_PATH_LEN], *before = NULL, *after = NULL;
   size_t         len0 = 0, len1 = 0;
-  Vec            theta0;
+  Vec            theta0, theta;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -241,32 +272,37 @@ int main(int argc, char **argv)
   PetscCall(CreateData(datafile, &data));
 
   /* (a) round trip: one trained epoch saved, loaded into a differently seeded network */
-  PetscCall(CreateNet(16, 1, 1, bn, PETSC_FALSE, &a));
+  PetscCall(CreateNet(16, 1, 1, bn, PETSC_FALSE, NULL, &a));
   PetscCall(NNTrain(a, data, NULL));
   PetscCall(NNCheckpointSave(a, ck));
-  PetscCall(CreateNet(16, 2, 1, bn, PETSC_FALSE, &b));
+  PetscCall(CreateNet(16, 2, 1, bn, PETSC_FALSE, NULL, &b));
   PetscCall(NNCheckpointLoad(b, ck));
   PetscCall(CheckSameState(a, b, "round trip"));
   {
     PetscReal nbt;
     PetscInt  nb;
-    PetscCall(VecGetSize(a->buf, &nb));
-    PetscCall(VecGetValues(a->buf, 1, (PetscInt[]){nb - 1}, &nbt));
+    Vec       buf;
+    PetscCall(NNGetBuffers(a, &buf));
+    PetscCall(VecGetSize(buf, &nb));
+    PetscCall(VecGetValues(buf, 1, (PetscInt[]){nb - 1}, &nbt));
     PetscCheck(nbt == 5, PETSC_COMM_SELF, PETSC_ERR_PLIB, "num_batches_tracked is %g, expected 5", (double)nbt);
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "round trip: parameters, buffers, optimizer state, generator and counters identical\n"));
   PetscCall(NNDestroy(&b));
 
   /* (b) resume: 3 epochs in one go vs 1 epoch, checkpoint (by NNTrain), new network, load, 2 more */
-  PetscCall(CreateNet(16, 3, 3, bn, PETSC_FALSE, &b));
+  PetscCall(CreateNet(16, 3, 3, bn, PETSC_FALSE, NULL, &b));
   PetscCall(NNTrain(b, data, NULL));
-  PetscCall(CreateNet(16, 3, 1, bn, PETSC_FALSE, &c));
-  PetscCall(PetscStrncpy(c->checkpoint, ck, sizeof(c->checkpoint)));
+  PetscCall(CreateNet(16, 3, 1, bn, PETSC_FALSE, ck, &c));
   PetscCall(NNTrain(c, data, NULL));
   PetscCall(NNDestroy(&c));
-  PetscCall(CreateNet(16, 99, 3, bn, PETSC_FALSE, &c)); /* another seed: everything must come from the file */
+  PetscCall(CreateNet(16, 99, 3, bn, PETSC_FALSE, NULL, &c)); /* another seed: everything must come from the file */
   PetscCall(NNCheckpointLoad(c, ck));
-  PetscCheck(c->epoch == 1 && c->step == 5, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Loaded counters: epoch %" PetscInt_FMT ", step %" PetscInt_FMT, c->epoch, c->step);
+  {
+    PetscInt epoch, step;
+    PetscCall(NNGetCursor(c, &epoch, NULL, &step));
+    PetscCheck(epoch == 1 && step == 5, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Loaded counters: epoch %" PetscInt_FMT ", step %" PetscInt_FMT, epoch, step);
+  }
   PetscCall(NNTrain(c, data, NULL));
   PetscCall(CheckSameState(b, c, "resume"));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resume: bitwise identical\n"));
@@ -296,21 +332,21 @@ int main(int argc, char **argv)
     PetscCall(PetscFree(before));
     PetscCall(PetscFree(after));
   }
-  PetscCall(CreateNet(16, 5, 1, bn, PETSC_FALSE, &c));
+  PetscCall(CreateNet(16, 5, 1, bn, PETSC_FALSE, NULL, &c));
   PetscCall(NNCheckpointLoad(c, ck));
   PetscCall(CheckSameState(a, c, "after failed saves"));
   PetscCall(NNDestroy(&c));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "atomic: existing checkpoint intact, no temporary file left\n"));
 
   /* (d) loading into a network of another shape; missing, foreign and truncated files */
-  PetscCall(CreateNet(12, 1, 1, bn, PETSC_FALSE, &c));
+  PetscCall(CreateNet(12, 1, 1, bn, PETSC_FALSE, NULL, &c));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = NNCheckpointLoad(c, ck);
   PetscCall(PetscPopErrorHandler());
   PetscCall(Caught(ierr, "mismatch", PETSC_TRUE));
   PetscCall(NNDestroy(&c));
 
-  PetscCall(CreateNet(16, 1, 1, bn, PETSC_TRUE, &c));
+  PetscCall(CreateNet(16, 1, 1, bn, PETSC_TRUE, NULL, &c));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = NNCheckpointLoad(c, ck);
   PetscCall(PetscPopErrorHandler());
@@ -335,13 +371,14 @@ int main(int argc, char **argv)
     PetscCall(PetscFree(before));
   }
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-  PetscCall(VecDuplicate(c->theta, &theta0));
-  PetscCall(VecCopy(c->theta, theta0));
+  PetscCall(NNGetParameters(c, &theta));
+  PetscCall(VecDuplicate(theta, &theta0));
+  PetscCall(VecCopy(theta, theta0));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = NNCheckpointLoad(c, "ckpt_truncated.h5");
   PetscCall(PetscPopErrorHandler());
   PetscCall(Caught(ierr, "truncated file", PETSC_FALSE));
-  PetscCall(CheckVecEqual(c->theta, theta0, "parameters after a failed load")); /* a failed load changes nothing */
+  PetscCall(CheckVecEqual(theta, theta0, "parameters after a failed load")); /* a failed load changes nothing */
   PetscCall(VecDestroy(&theta0));
   PetscCall(NNDestroy(&c));
 

@@ -12,8 +12,8 @@ static char help[] = "Convolutions on the spatial (DMDA) layout (conv2d, conv3d)
                      "  -bench_cold   evict the caches before every pass (as the other layers of a network do)\n"
                      "  -bench_peak <bool>  measure dgemm 2048^3 (default true)\n\n";
 
-/* the private header gives the layers' parameter slices and the network's activation Vecs */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
+#include <petscdmda.h>
 #include <time.h>
 
 static PetscBool       verbose = PETSC_FALSE, fdcheck = PETSC_TRUE;
@@ -236,25 +236,19 @@ static PetscErrorCode BuildNet(MPI_Comm comm, const Case *c, const char prefix[]
   PetscFunctionReturn(0);
 }
 
-/* point the layers at the network's parameter and gradient arrays (NNLayerForward/Backward use them) */
+/* lend the layers the network's parameter and gradient arrays (NNLayerForward/Backward use them) and
+   get the conv layer's slices of them; set false gives them back */
 static PetscErrorCode SetPointers(NN net, PetscScalar **th, PetscScalar **dth, PetscBool set)
 {
-  Vec theta, dtheta;
-
   PetscFunctionBegin;
-  PetscCall(NNGetParameters(net, &theta));
-  PetscCall(NNGetGradient(net, &dtheta));
   if (set) {
-    PetscCall(VecGetArray(theta, th));
-    PetscCall(VecGetArray(dtheta, dth));
-    for (PetscInt i = 0; i < net->nlayers; i++) {
-      net->layers[i]->theta  = *th + net->layers[i]->poff;
-      net->layers[i]->dtheta = *dth + net->layers[i]->poff;
-    }
+    PetscCall(NNBeginLayerCalls(net));
+    PetscCall(NNGetLayerParameters(net, "cv", NULL, th));
+    PetscCall(NNGetLayerGradient(net, "cv", NULL, dth));
   } else {
-    for (PetscInt i = 0; i < net->nlayers; i++) net->layers[i]->theta = net->layers[i]->dtheta = NULL;
-    PetscCall(VecRestoreArray(dtheta, dth));
-    PetscCall(VecRestoreArray(theta, th));
+    PetscCall(NNRestoreLayerGradient(net, "cv", dth));
+    PetscCall(NNRestoreLayerParameters(net, "cv", th));
+    PetscCall(NNEndLayerCalls(net));
   }
   PetscFunctionReturn(0);
 }
@@ -263,30 +257,34 @@ static PetscErrorCode SetPointers(NN net, PetscScalar **th, PetscScalar **dth, P
    the conv's parameter gradient (replicated) */
 static PetscErrorCode RunNet(NN net, PetscInt n, const PetscScalar *x, const PetscScalar *dy, PetscScalar *y, PetscScalar *dx, PetscScalar *g)
 {
-  PetscScalar *th, *dth, *a;
-  NNLayer      cv = net->layers[1];
-  PetscInt     nx, ny;
+  PetscScalar   *th, *dth, *a;
+  const NNLayer *layers;
+  const Vec     *act, *dact;
+  PetscInt       nx, ny, np;
 
   PetscFunctionBegin;
+  PetscCall(NNGetLayers(net, NULL, &layers));
+  PetscCall(NNGetActivationVecs(net, NULL, &act, &dact));
+  PetscCall(NNLayerGetNumParameters(layers[1], &np));
   PetscCall(SetPointers(net, &th, &dth, PETSC_TRUE));
-  PetscCall(PetscArrayzero(dth, cv->nparam));
-  PetscCall(VecGetLocalSize(net->act[0], &nx));
-  PetscCall(VecGetLocalSize(net->act[3], &ny));
-  PetscCall(VecGetArrayWrite(net->act[0], &a));
+  PetscCall(PetscArrayzero(dth, np));
+  PetscCall(VecGetLocalSize(act[0], &nx));
+  PetscCall(VecGetLocalSize(act[3], &ny));
+  PetscCall(VecGetArrayWrite(act[0], &a));
   PetscCall(PetscArraycpy(a, x, nx));
-  PetscCall(VecRestoreArrayWrite(net->act[0], &a));
-  for (PetscInt i = 0; i < 3; i++) PetscCall(NNLayerForward(net->layers[i], n, net->act[i], net->act[i + 1]));
-  PetscCall(VecGetArrayWrite(net->dact[3], &a));
+  PetscCall(VecRestoreArrayWrite(act[0], &a));
+  for (PetscInt i = 0; i < 3; i++) PetscCall(NNLayerForward(layers[i], n, act[i], act[i + 1]));
+  PetscCall(VecGetArrayWrite(dact[3], &a));
   PetscCall(PetscArraycpy(a, dy, ny));
-  PetscCall(VecRestoreArrayWrite(net->dact[3], &a));
-  for (PetscInt i = 2; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, net->act[i], net->act[i + 1], net->dact[i + 1], net->dact[i]));
-  PetscCall(VecGetArrayRead(net->act[3], (const PetscScalar **)&a));
+  PetscCall(VecRestoreArrayWrite(dact[3], &a));
+  for (PetscInt i = 2; i >= 0; i--) PetscCall(NNLayerBackward(layers[i], n, act[i], act[i + 1], dact[i + 1], dact[i]));
+  PetscCall(VecGetArrayRead(act[3], (const PetscScalar **)&a));
   PetscCall(PetscArraycpy(y, a, ny));
-  PetscCall(VecRestoreArrayRead(net->act[3], (const PetscScalar **)&a));
-  PetscCall(VecGetArrayRead(net->dact[0], (const PetscScalar **)&a));
+  PetscCall(VecRestoreArrayRead(act[3], (const PetscScalar **)&a));
+  PetscCall(VecGetArrayRead(dact[0], (const PetscScalar **)&a));
   PetscCall(PetscArraycpy(dx, a, nx));
-  PetscCall(VecRestoreArrayRead(net->dact[0], (const PetscScalar **)&a));
-  PetscCall(PetscArraycpy(g, dth + cv->poff, cv->nparam));
+  PetscCall(VecRestoreArrayRead(dact[0], (const PetscScalar **)&a));
+  PetscCall(PetscArraycpy(g, dth, np));
   PetscCall(SetPointers(net, &th, &dth, PETSC_FALSE));
   PetscFunctionReturn(0);
 }
@@ -308,9 +306,9 @@ static PetscErrorCode TestReference(const Case *c)
   };
   PetscInt     nv = 0;
   Ref          r;
-  PetscInt     nin, nout, ntap, nw, np;
+  PetscInt     nin, nout, ntap, nw, np, npar;
   PetscScalar *x, *dy, *W, *y, *dx, *g, *ys, *dxs, *gs, *yr, *dxr, *gr, *th;
-  Vec          theta;
+  NNLayer      cv;
   char         what[256];
 
   PetscFunctionBegin;
@@ -333,13 +331,14 @@ static PetscErrorCode TestReference(const Case *c)
     nv++;
     PetscCall(BuildNet(PETSC_COMM_WORLD, c, NULL, &variants[v], PETSC_FALSE, &par));
     PetscCall(BuildNet(PETSC_COMM_SELF, c, "serial_", &variants[v], PETSC_FALSE, &ser));
-    PetscCheck(par->layers[1]->nparam == np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " parameters, expected %" PetscInt_FMT, c->name, par->layers[1]->nparam, np);
+    PetscCall(NNGetLayer(par, "cv", &cv));
+    PetscCall(NNLayerGetNumParameters(cv, &npar));
+    PetscCheck(npar == np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " parameters, expected %" PetscInt_FMT, c->name, npar, np);
     for (PetscInt k = 0; k < 2; k++) {
       NN net = k ? ser : par;
-      PetscCall(NNGetParameters(net, &theta));
-      PetscCall(VecGetArray(theta, &th));
-      PetscCall(PetscArraycpy(th + net->layers[1]->poff, W, np));
-      PetscCall(VecRestoreArray(theta, &th));
+      PetscCall(NNGetLayerParameters(net, "cv", NULL, &th));
+      PetscCall(PetscArraycpy(th, W, np));
+      PetscCall(NNRestoreLayerParameters(net, "cv", &th));
     }
     PetscCall(FillReplicated(12 + v, nin, x));
     PetscCall(FillReplicated(20 + v, nout, dy));
@@ -379,22 +378,22 @@ static PetscErrorCode TestAdjoint(const Case *c, PetscInt winograd)
   PetscScalar *th, *dth;
   Vec          x, y, dy, dx;
   PetscReal    a, b;
-  PetscInt     nw;
+  PetscInt     nw, np;
   char         what[256];
 
   PetscFunctionBegin;
   PetscCall(BuildNet(PETSC_COMM_WORLD, c, NULL, &v, PETSC_FALSE, &net));
-  cv = net->layers[1];
-  nw = cv->nparam - (c->bias ? c->F : 0);
-  x  = net->act[1];
-  y  = net->act[2];
+  PetscCall(NNGetLayer(net, "cv", &cv));
+  PetscCall(NNLayerGetNumParameters(cv, &np));
+  nw = np - (c->bias ? c->F : 0);
+  PetscCall(NNGetActivations(net, "cv", &x, &y));
   PetscCall(VecDuplicate(y, &dy));
   PetscCall(VecDuplicate(x, &dx));
   PetscCall(SetPointers(net, &th, &dth, PETSC_TRUE));
-  PetscCall(FillReplicated(31, cv->nparam, th + cv->poff));
+  PetscCall(FillReplicated(31, np, th));
 
   /* input direction */
-  PetscCall(PetscArrayzero(th + cv->poff + nw, cv->nparam - nw));
+  PetscCall(PetscArrayzero(th + nw, np - nw));
   PetscCall(FillGlobal(x, 32));
   PetscCall(FillGlobal(dy, 33));
   PetscCall(NNLayerForward(cv, NB, x, y));
@@ -405,13 +404,13 @@ static PetscErrorCode TestAdjoint(const Case *c, PetscInt winograd)
   PetscCall(Report(what, a, b));
 
   /* parameter direction */
-  PetscCall(FillReplicated(34, cv->nparam, th + cv->poff));
-  PetscCall(PetscArrayzero(dth + cv->poff, cv->nparam));
+  PetscCall(FillReplicated(34, np, th));
+  PetscCall(PetscArrayzero(dth, np));
   PetscCall(NNLayerForward(cv, NB, x, y));
   PetscCall(VecDot(y, dy, &a));
   PetscCall(NNLayerBackward(cv, NB, x, y, dy, NULL));
   b = 0;
-  for (PetscInt i = 0; i < cv->nparam; i++) b += PetscRealPart(th[cv->poff + i] * dth[cv->poff + i]);
+  for (PetscInt i = 0; i < np; i++) b += PetscRealPart(th[i] * dth[i]);
   PetscCall(PetscSNPrintf(what, sizeof(what), "adjoint %s (%s), parameter direction", c->name, winograd ? "Winograd" : "im2col"));
   PetscCall(Report(what, a, b));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s: adjoint tests in the input and parameter directions: rel. error < 1e-12\n", c->name, winograd ? "Winograd" : "im2col"));
@@ -538,8 +537,7 @@ static PetscErrorCode BenchConv(const char name[], PetscInt C, PetscInt H, Petsc
   NN             net;
   NNLayer        cv;
   PetscInt       shape[3] = {C, H, W}, nb = 128;
-  Vec            x, y, dy, dx = NULL, theta, dtheta;
-  PetscScalar   *th, *dth;
+  Vec            x, y, dy, dx = NULL;
   PetscLogDouble t0, t1, t2, c0, c1, c2, *tf, *tb, *cf, *cb, f0, f1, f2, ef = 0, eb = 0;
   PetscReal      ff, fb;
   PetscScalar   *flush  = NULL;
@@ -558,14 +556,8 @@ static PetscErrorCode BenchConv(const char name[], PetscInt C, PetscInt H, Petsc
   PetscCall(NNSetFromOptions(net));
   PetscCall(NNSetUp(net));
   if (verbose) PetscCall(NNView(net, PETSC_VIEWER_STDOUT_WORLD));
-  PetscCall(NNGetParameters(net, &theta));
-  PetscCall(NNGetGradient(net, &dtheta));
-  PetscCall(VecGetArray(theta, &th));
-  PetscCall(VecGetArray(dtheta, &dth));
-  cv->theta  = th + cv->poff;
-  cv->dtheta = dth + cv->poff;
-  x          = net->act[1];
-  y          = net->act[2];
+  PetscCall(NNBeginLayerCalls(net));
+  PetscCall(NNGetActivations(net, name, &x, &y));
   PetscCall(FillGlobal(x, 1));
   PetscCall(VecDuplicate(y, &dy));
   PetscCall(FillGlobal(dy, 2));
@@ -615,9 +607,7 @@ static PetscErrorCode BenchConv(const char name[], PetscInt C, PetscInt H, Petsc
   *total += tf[reps / 2] + tb[reps / 2];
   PetscCall(PetscFree4(tf, tb, cf, cb));
   PetscCall(PetscFree(flush));
-  cv->theta = cv->dtheta = NULL;
-  PetscCall(VecRestoreArray(dtheta, &dth));
-  PetscCall(VecRestoreArray(theta, &th));
+  PetscCall(NNEndLayerCalls(net));
   PetscCall(VecDestroy(&dy));
   PetscCall(VecDestroy(&dx));
   PetscCall(NNDestroy(&net));

@@ -21,7 +21,8 @@ static char help[] = "Helper of the PyTorch cross-check of the spatial (DMDA) la
    distributed as asked (rank grid and uneven ownership ranges), and -batch_capacity checks that
    a partial batch gives the same numbers as a full one (batch statistics over the n samples only).
 */
-#include <petnn/private/nnimpl.h> /* the network's activation Vecs, for the decomposition report */
+#include <petnn.h>
+#include <petscdmda.h>
 
 /* one line per layer whose output is a DMDA global Vec:
    <layer> <dim> <M> <N> <P> <dof> <m> <n> <p> x:<l0>,<l1>,... y:... [z:...] */
@@ -29,23 +30,28 @@ static PetscErrorCode WriteDecomposition(NN net, const char file[])
 {
   FILE       *fp;
   MPI_Comm    comm = PetscObjectComm((PetscObject)net);
-  PetscMPIInt rank;
+  PetscMPIInt    rank;
+  PetscInt       nl;
+  const NNLayer *layers;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(NNGetLayers(net, &nl, &layers));
   PetscCall(PetscFOpen(comm, file, "w", &fp));
-  for (PetscInt i = 0; i < net->nlayers; i++) {
+  for (PetscInt i = 0; i < nl; i++) {
     DM              da;
     PetscInt        dim, M[3], r[3], dof;
     const PetscInt *lr[3];
     const char     *name;
     PetscBool       isda;
+    Vec             y;
 
-    PetscCall(VecGetDM(net->act[i + 1], &da));
+    PetscCall(PetscObjectGetName((PetscObject)layers[i], &name));
+    PetscCall(NNGetActivations(net, name, NULL, &y));
+    PetscCall(VecGetDM(y, &da));
     if (!da) continue;
     PetscCall(PetscObjectTypeCompare((PetscObject)da, DMDA, &isda));
     if (!isda) continue;
-    PetscCall(PetscObjectGetName((PetscObject)net->layers[i], &name));
     PetscCall(DMDAGetInfo(da, &dim, &M[0], &M[1], &M[2], &r[0], &r[1], &r[2], &dof, NULL, NULL, NULL, NULL, NULL));
     PetscCall(DMDAGetOwnershipRanges(da, &lr[0], &lr[1], &lr[2]));
     PetscCall(PetscFPrintf(comm, fp, "%s %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT, name, dim, M[0], M[1], dim == 3 ? M[2] : 1, dof, r[0], r[1], dim == 3 ? r[2] : 1));

@@ -7,7 +7,7 @@ static char help[] = "Data-parallel and hybrid (data x spatial) training follow 
                      "  -spatial S      ranks per spatial group (data groups = ranks / S)\n"
                      "  -steps n        optimizer steps (default 20)\n";
 
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 #include <string.h>
 
 #define NSAMPLES 43 /* batches of 10: 10,10,10,10,3 (the last one smaller than 4 data groups) */

@@ -2,7 +2,7 @@ static char help[] = "Distributed data sets: each rank holds a contiguous 1/P of
                      "the rest; batches equal those of a replicated copy of the data set for IDX (Fashion-MNIST),\n"
                      "PETSc binary (AIJ-stored Mat) and HDF5 files.\n";
 
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 #include <string.h>
 
 #define NB 300 /* rows of the binary and HDF5 files */

@@ -5,7 +5,7 @@ static char help[] = "Faults on one rank stop every rank with the same clear err
                      "     checkpoints were written; the last checkpoint must load\n"
                      "  3. a diverging loss (learning rate 1e300)\n";
 
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 #include <string.h>
 
 #define NSAMPLES 43
@@ -58,7 +58,8 @@ static PetscErrorCode WriteBinary(const char file[], PetscInt bad)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode CreateNet(MPI_Comm comm, PetscInt nin, PetscReal lr, NN *net)
+/* ckpt: train with a checkpoint after every step to that file, unshuffled (-nn_checkpoint, -nn_shuffle) */
+static PetscErrorCode CreateNet(MPI_Comm comm, PetscInt nin, PetscReal lr, const char ckpt[], NN *net)
 {
   NNLayer     l;
   NNOpt       opt;
@@ -80,6 +81,14 @@ static PetscErrorCode CreateNet(MPI_Comm comm, PetscInt nin, PetscReal lr, NN *n
   PetscCall(NNGetOpt(*net, &opt));
   PetscCall(NNOptSetType(opt, NNOPTSGD));
   PetscCall(NNOptSetLearningRate(opt, lr));
+  if (ckpt) {
+    PetscCall(PetscOptionsSetValue(NULL, "-ckpt_nn_checkpoint", ckpt));
+    PetscCall(PetscOptionsSetValue(NULL, "-ckpt_nn_shuffle", "false")); /* the bad sample comes in the 4th batch */
+    PetscCall(NNSetOptionsPrefix(*net, "ckpt_"));
+    PetscCall(NNSetFromOptions(*net));
+    PetscCall(PetscOptionsClearValue(NULL, "-ckpt_nn_checkpoint"));
+    PetscCall(PetscOptionsClearValue(NULL, "-ckpt_nn_shuffle"));
+  }
   PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);
 }
@@ -136,10 +145,8 @@ static PetscErrorCode TrainOn(const char file[], PetscReal lr, const char ckpt[]
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(CreateNet(PETSC_COMM_WORLD, 6, lr, &net));
-  PetscCall(PetscStrncpy(net->checkpoint, ckpt, sizeof(net->checkpoint)));
+  PetscCall(CreateNet(PETSC_COMM_WORLD, 6, lr, ckpt, &net));
   PetscCall(NNSetCheckpointInterval(net, 1, 0)); /* a checkpoint after every step */
-  net->shuffle = PETSC_FALSE;                     /* the bad sample comes in the 4th batch */
   PetscCall(NNDataCreate(PETSC_COMM_WORLD, &d));
   PetscCall(NNDataSetType(d, NNDATABINARY));
   PetscCall(NNDataSetFileName(d, file));
@@ -149,7 +156,7 @@ static PetscErrorCode TrainOn(const char file[], PetscReal lr, const char ckpt[]
     NN        last;
     Vec       t0, t1, diff;
     PetscReal dmax;
-    PetscCall(CreateNet(PETSC_COMM_WORLD, 6, lr, &last));
+    PetscCall(CreateNet(PETSC_COMM_WORLD, 6, lr, NULL, &last));
     PetscCall(NNCheckpointLoad(last, ckpt));
     PetscCall(NNGetParameters(net, &t0));
     PetscCall(NNGetParameters(last, &t1));
@@ -185,15 +192,17 @@ static PetscErrorCode CheckCheckpoint(const char file[], PetscInt expect_step)
   NN        net;
   Vec       theta;
   PetscReal norm;
+  PetscInt  epoch, batch, step;
 
   PetscFunctionBegin;
-  PetscCall(CreateNet(PETSC_COMM_WORLD, 6, 0.1, &net));
+  PetscCall(CreateNet(PETSC_COMM_WORLD, 6, 0.1, NULL, &net));
   PetscCall(NNCheckpointLoad(net, file));
   PetscCall(NNGetParameters(net, &theta));
   PetscCall(VecNorm(theta, NORM_2, &norm));
   PetscCheck(!PetscIsInfOrNanReal(norm) && norm > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Checkpoint %s holds parameters of norm %g", file, (double)norm);
-  PetscCheck(net->step == expect_step, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Checkpoint %s holds step %" PetscInt_FMT ", expected %" PetscInt_FMT, file, net->step, expect_step);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "checkpoint %s loads: finite parameters after step %" PetscInt_FMT " (epoch %" PetscInt_FMT ", batch %" PetscInt_FMT ")\n", file, net->step, net->epoch + 1, net->batch));
+  PetscCall(NNGetCursor(net, &epoch, &batch, &step));
+  PetscCheck(step == expect_step, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Checkpoint %s holds step %" PetscInt_FMT ", expected %" PetscInt_FMT, file, step, expect_step);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "checkpoint %s loads: finite parameters after step %" PetscInt_FMT " (epoch %" PetscInt_FMT ", batch %" PetscInt_FMT ")\n", file, step, epoch + 1, batch));
   PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
 }

@@ -2,8 +2,7 @@ static char help[] = "Layer API behavior: type-specific setters on other types, 
                      "batch-norm modes, residual blocks built from the API and from options.\n\n"
                      "  -show_errors   print the messages of the expected errors\n\n";
 
-/* the private header gives the buffer Vec (running statistics, num_batches_tracked) */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 
 /* ---------------------------------------------------------------- catching expected errors */
 typedef struct {
@@ -65,6 +64,7 @@ static PetscErrorCode TestSetters(void)
   PetscInt    d[] = {7};
   ErrCtx      e;
   NNLayerType type;
+  PetscInt    nchildren;
 
   PetscFunctionBegin;
   PetscCall(NNLayerCreate(PETSC_COMM_WORLD, &l));
@@ -77,7 +77,8 @@ static PetscErrorCode TestSetters(void)
   PetscCall(NNLayerBatchNormSetEpsilon(l, 0.1));
   PetscCall(NNLayerResidualAddLayer(l, NNLAYERDENSE, "x", &inner));
   PetscCheck(!inner, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNLayerResidualAddLayer on a relu layer returned a layer");
-  PetscCheck(l->nchildren == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNLayerResidualAddLayer on a relu layer added a child");
+  PetscCall(NNLayerGetChildren(l, &nchildren, NULL));
+  PetscCheck(nchildren == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNLayerResidualAddLayer on a relu layer added a child");
   PetscCall(NNShapeSet(&in, 1, d));
   PetscCall(NNLayerSetInputShape(l, &in));
   PetscCall(NNLayerSetUp(l));
@@ -177,7 +178,7 @@ static PetscErrorCode TestBatchNorm(void)
   NNLayer            bn, fc;
   PetscInt           C = 3, n = 4, d[] = {3}, d2[] = {2, 3}, np;
   PetscReal          mom = 0.2, eps = 1e-3, rm[3] = {0, 0, 0}, rv[3] = {1, 1, 1};
-  Vec                x, t, y, theta;
+  Vec                x, t, y, theta, buf;
   PetscScalar       *xa;
   const PetscScalar *ya, *ba, *ta;
   ErrCtx             e;
@@ -204,16 +205,17 @@ static PetscErrorCode TestBatchNorm(void)
 
   /* PyTorch's initialization: weight 1, bias 0, running_mean 0, running_var 1, count 0 */
   PetscCall(NNGetParameters(net, &theta));
+  PetscCall(NNGetBuffers(net, &buf));
   PetscCall(VecGetSize(theta, &np));
   PetscCheck(np == 2 * C, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batchnorm1d has %" PetscInt_FMT " parameters, expected %" PetscInt_FMT, np, 2 * C);
   PetscCall(VecGetArrayRead(theta, &ta));
-  PetscCall(VecGetArrayRead(net->buf, &ba));
+  PetscCall(VecGetArrayRead(buf, &ba));
   for (PetscInt c = 0; c < C; c++) {
     PetscCheck(ta[c] == 1 && ta[C + c] == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batchnorm1d weight/bias not initialized to 1/0");
     PetscCheck(ba[c] == 0 && ba[C + c] == 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batchnorm1d running statistics not initialized to 0/1");
   }
   PetscCheck(ba[2 * C] == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "num_batches_tracked not initialized to 0");
-  PetscCall(VecRestoreArrayRead(net->buf, &ba));
+  PetscCall(VecRestoreArrayRead(buf, &ba));
   PetscCall(VecRestoreArrayRead(theta, &ta));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batchnorm1d initialization: weight 1, bias 0, running_mean 0, running_var 1\n"));
 
@@ -234,13 +236,13 @@ static PetscErrorCode TestBatchNorm(void)
     }
     PetscCall(VecRestoreArrayRead(y, &ya));
     PetscCall(VecRestoreArray(x, &xa));
-    PetscCall(VecGetArrayRead(net->buf, &ba));
+    PetscCall(VecGetArrayRead(buf, &ba));
     for (PetscInt c = 0; c < C; c++) {
       PetscCall(Near(ba[c], rm[c], 1e-12, "running_mean"));
       PetscCall(Near(ba[C + c], rv[c], 1e-12, "running_var (unbiased)"));
     }
     PetscCall(Near(ba[2 * C], pass + 1, 0, "num_batches_tracked"));
-    PetscCall(VecRestoreArrayRead(net->buf, &ba));
+    PetscCall(VecRestoreArrayRead(buf, &ba));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batchnorm1d training mode: batch statistics; running statistics with momentum and unbiased variance; num_batches_tracked counts\n"));
 
@@ -256,10 +258,10 @@ static PetscErrorCode TestBatchNorm(void)
     PetscCall(VecRestoreArrayRead(y, &yo));
   }
   PetscCall(VecRestoreArrayRead(x, &ya));
-  PetscCall(VecGetArrayRead(net->buf, &ba));
+  PetscCall(VecGetArrayRead(buf, &ba));
   PetscCall(Near(ba[2 * C], 2, 0, "num_batches_tracked after evaluation"));
   PetscCall(Near(ba[0], rm[0], 1e-12, "running_mean after evaluation"));
-  PetscCall(VecRestoreArrayRead(net->buf, &ba));
+  PetscCall(VecRestoreArrayRead(buf, &ba));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batchnorm1d evaluation mode: running statistics, not updated\n"));
 
   /* a batch of one sample cannot be normalized in training mode */
@@ -292,7 +294,7 @@ static PetscErrorCode TestResidual(void)
 {
   NN             net;
   NNLayer        res, l, fb;
-  PetscInt       d[] = {4}, np;
+  PetscInt       d[] = {4}, np, nchildren;
   ErrCtx         e;
   PetscErrorCode ierr;
   PetscViewer    v;
@@ -371,14 +373,17 @@ static PetscErrorCode TestResidual(void)
   PetscCall(NNSetFromOptions(net));
   PetscCall(NNGetLayer(net, "blk", &res));
   PetscCall(NNLayerSetFromOptions(res)); /* again: must not add the inner layers twice */
-  PetscCheck(res->nchildren == 3, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "residual layer has %" PetscInt_FMT " inner layers, expected 3", res->nchildren);
+  PetscCall(NNLayerGetChildren(res, &nchildren, NULL));
+  PetscCheck(nchildren == 3, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "residual layer has %" PetscInt_FMT " inner layers, expected 3", nchildren);
   PetscCall(NNSetUp(net));
   PetscCall(NNGetLayer(net, "fb", &fb));
   PetscCheck(fb, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNGetLayer does not find the inner layer fb");
   {
-    PetscBool match;
-    PetscCall(PetscStrcmp(((PetscObject)fb)->prefix, "m_fb_", &match));
-    PetscCheck(match, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "inner layer prefix is %s, expected m_fb_", ((PetscObject)fb)->prefix);
+    PetscBool   match;
+    const char *prefix;
+    PetscCall(PetscObjectGetOptionsPrefix((PetscObject)fb, &prefix));
+    PetscCall(PetscStrcmp(prefix, "m_fb_", &match));
+    PetscCheck(match, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "inner layer prefix is %s, expected m_fb_", prefix);
   }
   PetscCall(NNGetNumParameters(net, &np));
   PetscCheck(np == (4 * 6 + 6) + (6 * 4 + 4) + (4 * 2 + 2), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "residual network has %" PetscInt_FMT " parameters", np);

@@ -8,8 +8,8 @@ static char help[] = "Pooling and upsampling on the spatial (DMDA) layout: maxpo
                      "  -fd <bool> run the finite-difference checks (default true)\n"
                      "  -bench     time maxpool2d/avgpool2d on the CNN's shapes (batch 128) against VecCopy\n\n";
 
-/* the private header gives the networks' activation Vecs and layers */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
+#include <petscdmda.h>
 
 static PetscBool       verbose = PETSC_FALSE, fdcheck = PETSC_TRUE;
 static const PetscReal tol     = 1e-12;
@@ -301,24 +301,36 @@ static PetscErrorCode BuildNet(MPI_Comm comm, const char prefix[], const Case *c
 /* runs layers [0, nl) forward on the first n samples of x */
 static PetscErrorCode ChainForward(NN net, PetscInt nl, PetscInt n, Vec x)
 {
+  const NNLayer *layers;
+  const Vec     *act;
+
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < nl; i++) PetscCall(NNLayerForward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1]));
+  PetscCall(NNGetLayers(net, NULL, &layers));
+  PetscCall(NNGetActivationVecs(net, NULL, &act, NULL));
+  for (PetscInt i = 0; i < nl; i++) PetscCall(NNLayerForward(layers[i], n, i ? act[i] : x, act[i + 1]));
   PetscFunctionReturn(0);
 }
 
 /* and backward from dy (the gradient of act[nl]) to dx */
 static PetscErrorCode ChainBackward(NN net, PetscInt nl, PetscInt n, Vec x, Vec dy, Vec dx)
 {
+  const NNLayer *layers;
+  const Vec     *act, *dact;
+
   PetscFunctionBegin;
-  for (PetscInt i = nl - 1; i >= 0; i--) PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x, net->act[i + 1], i == nl - 1 ? dy : net->dact[i + 1], i ? net->dact[i] : dx));
+  PetscCall(NNGetLayers(net, NULL, &layers));
+  PetscCall(NNGetActivationVecs(net, NULL, &act, &dact));
+  for (PetscInt i = nl - 1; i >= 0; i--) PetscCall(NNLayerBackward(layers[i], n, i ? act[i] : x, act[i + 1], i == nl - 1 ? dy : dact[i + 1], i ? dact[i] : dx));
   PetscFunctionReturn(0);
 }
 
 /* forward and backward through to_spatial -> layer -> spatial_flatten against the naive reference */
 static PetscErrorCode CheckReference(NN net, const Case *c, const char name[], PetscBool ties)
 {
-  PetscInt           nl = net->nlayers, n = 2, insize = NNShapeSize(&net->inshape), outsize;
-  NNShape            out;
+  PetscInt           nl, n = 2, insize, outsize;
+  NNShape            in, out, lout;
+  const NNLayer     *layers;
+  const Vec         *act;
   RefGeom            g;
   Vec                x, dx, dy;
   const PetscScalar *xa, *ya, *dya, *dxa;
@@ -326,12 +338,17 @@ static PetscErrorCode CheckReference(NN net, const Case *c, const char name[], P
   char               what[256];
 
   PetscFunctionBegin;
+  PetscCall(NNGetLayers(net, &nl, &layers));
+  PetscCall(NNGetActivationVecs(net, NULL, &act, NULL));
+  PetscCall(NNGetInputShape(net, &in));
+  insize = NNShapeSize(&in);
   PetscCall(NNGetOutputShape(net, &out));
   outsize = NNShapeSize(&out);
-  RefSetUp(c, &net->layers[1]->outshape, &g);
-  PetscCall(VecDuplicate(net->act[0], &x));
-  PetscCall(VecDuplicate(net->act[0], &dx));
-  PetscCall(VecDuplicate(net->act[nl], &dy));
+  PetscCall(NNLayerGetOutputShape(layers[1], &lout));
+  RefSetUp(c, &lout, &g);
+  PetscCall(VecDuplicate(act[0], &x));
+  PetscCall(VecDuplicate(act[0], &dx));
+  PetscCall(VecDuplicate(act[nl], &dy));
   if (ties) PetscCall(FillTies(x, 3));
   else PetscCall(FillReplicated(x, 3));
   PetscCall(FillReplicated(dy, 4));
@@ -343,10 +360,10 @@ static PetscErrorCode CheckReference(NN net, const Case *c, const char name[], P
   PetscCall(RefApply(c, &g, n, xa, dya, yr, dxr));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscCall(VecGetArrayRead(net->act[nl], &ya));
+  PetscCall(VecGetArrayRead(act[nl], &ya));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: output vs reference%s", name, ties ? " (ties)" : ""));
   PetscCall(ReportArrays(what, n * outsize, ya, yr));
-  PetscCall(VecRestoreArrayRead(net->act[nl], &ya));
+  PetscCall(VecRestoreArrayRead(act[nl], &ya));
   PetscCall(VecGetArrayRead(dx, &dxa));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: input gradient vs reference%s", name, ties ? " (ties)" : ""));
   PetscCall(ReportArrays(what, n * insize, dxa, dxr));
@@ -362,23 +379,28 @@ static PetscErrorCode CheckReference(NN net, const Case *c, const char name[], P
    pooling, which is linear in x for a fixed argmax pattern (distinct random values) */
 static PetscErrorCode CheckAdjoint(NN net, const char name[])
 {
-  NNLayer   L = net->layers[1];
-  Vec       w, dxs;
-  DM        dm;
-  PetscReal a, b;
-  char      what[256];
+  NNLayer        L;
+  const NNLayer *layers;
+  const Vec     *act;
+  Vec            w, dxs;
+  DM             dm;
+  PetscReal      a, b;
+  char           what[256];
 
   PetscFunctionBegin;
-  PetscCall(FillGlobal(net->act[1]));
-  PetscCall(VecDuplicate(net->act[2], &w));
+  PetscCall(NNGetLayers(net, NULL, &layers));
+  PetscCall(NNGetActivationVecs(net, NULL, &act, NULL));
+  L = layers[1];
+  PetscCall(FillGlobal(act[1]));
+  PetscCall(VecDuplicate(act[2], &w));
   PetscCall(VecGetDM(w, &dm));
   if (dm) PetscCall(FillGlobal(w));
   else PetscCall(FillReplicated(w, 9));
-  PetscCall(VecDuplicate(net->act[1], &dxs));
-  PetscCall(NNLayerForward(L, NB, net->act[1], net->act[2]));
-  PetscCall(Dot(net->act[2], w, &a));
-  PetscCall(NNLayerBackward(L, NB, net->act[1], net->act[2], w, dxs));
-  PetscCall(Dot(net->act[1], dxs, &b));
+  PetscCall(VecDuplicate(act[1], &dxs));
+  PetscCall(NNLayerForward(L, NB, act[1], act[2]));
+  PetscCall(Dot(act[2], w, &a));
+  PetscCall(NNLayerBackward(L, NB, act[1], act[2], w, dxs));
+  PetscCall(Dot(act[1], dxs, &b));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: adjoint <F x, w> = <x, F* w>", name));
   PetscCall(Report(what, a, b));
   PetscCall(VecDestroy(&w));
@@ -476,7 +498,11 @@ static PetscErrorCode CheckCase(const Case *c)
   PetscCall(CaseName(c, sizeof(name), name));
   PetscCall(PetscStrbeginswith(c->type, "maxpool", &max));
   PetscCall(BuildNet(PETSC_COMM_WORLD, NULL, c, 0, NNLOSSMSE, &net));
-  if (verbose) PetscCall(NNLayerView(net->layers[1], PETSC_VIEWER_STDOUT_WORLD));
+  if (verbose) {
+    const NNLayer *layers;
+    PetscCall(NNGetLayers(net, NULL, &layers));
+    PetscCall(NNLayerView(layers[1], PETSC_VIEWER_STDOUT_WORLD));
+  }
   PetscCall(CheckReference(net, c, name, PETSC_FALSE));
   if (max) PetscCall(CheckReference(net, c, name, PETSC_TRUE));
   PetscCall(CheckAdjoint(net, name));
@@ -685,10 +711,8 @@ static PetscErrorCode Bench(NNLayerType type, PetscInt C, PetscInt H, PetscInt W
   PetscCall(NNAddLayer(net, NNLAYERTOSPATIAL, "sp", NULL));
   PetscCall(NNAddLayer(net, type, "L", &l));
   PetscCall(NNSetUp(net));
-  x  = net->act[1];
-  y  = net->act[2];
-  dy = net->dact[2];
-  dx = net->dact[1];
+  PetscCall(NNGetActivations(net, "L", &x, &y));
+  PetscCall(NNGetActivationGradients(net, "L", &dx, &dy));
   PetscCall(FillGlobal(x));
   PetscCall(FillGlobal(dy));
   PetscCall(VecDuplicate(x, &tmp));

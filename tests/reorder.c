@@ -4,8 +4,7 @@ static char help[] = "Max pooling run before the ReLU in front of it (NNSetPoolB
                      "zeros (2-d and 3-d pooling), on 1 or more ranks (spatially decomposed); leaky ReLU stays in place.\n\n"
                      "  -view   print the reordered networks\n\n";
 
-/* the private header gives the order the layers run in */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 
 typedef struct {
   const char *name;
@@ -90,14 +89,23 @@ static PetscErrorCode CheckCase(const Case *c, PetscBool view)
 {
   NN        a, b;
   Vec       x, t, dxa, dxb, ga, gb;
-  PetscReal La, Lb;
+  PetscReal      La, Lb;
+  PetscInt       amoved, bmoved, nl;
+  const NNLayer *layers;
 
   PetscFunctionBegin;
   PetscCall(Build(c, PETSC_TRUE, &a));
   PetscCall(Build(c, PETSC_FALSE, &b));
-  PetscCheck(a->nmoved == c->moved && b->nmoved == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " ReLUs moved, expected %" PetscInt_FMT, c->name, a->nmoved, c->moved);
+  PetscCall(NNGetNumMovedActivations(a, &amoved));
+  PetscCall(NNGetNumMovedActivations(b, &bmoved));
+  PetscCheck(amoved == c->moved && bmoved == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %" PetscInt_FMT " ReLUs moved, expected %" PetscInt_FMT, c->name, amoved, c->moved);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: order", c->name));
-  for (PetscInt i = 0; i < a->nlayers; i++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s", ((PetscObject)a->layers[i])->name));
+  PetscCall(NNGetLayers(a, &nl, &layers)); /* in the order they run */
+  for (PetscInt i = 0; i < nl; i++) {
+    const char *name;
+    PetscCall(PetscObjectGetName((PetscObject)layers[i], &name));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %s", name));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
   if (view && !c->conv) PetscCall(NNView(a, NULL)); /* the convolutions' views name their thread counts */
   PetscCall(Fill(a, &x, &t));

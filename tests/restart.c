@@ -7,7 +7,7 @@ static char help[] = "Restarts: a run killed with SIGKILL in the middle of an ep
                      "  -mode compare  compare the states in -a and -b: bitwise (-tol 0) or within -tol\n"
                      "The network (dense-tanh-dropout-dense, Adam, step schedule) trains data-parallel on all ranks.\n";
 
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 #include <signal.h>
 #include <string.h>
 
@@ -89,11 +89,13 @@ static PetscErrorCode Killer(NN net, PetscInt epoch, PetscInt step, PetscReal lo
 {
   KillCtx    *k = (KillCtx *)vctx;
   PetscMPIInt rank;
+  PetscInt    batch;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)net), &rank));
   if (step == k->kill_step && rank == k->kill_rank) {
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "rank %d: SIGKILL after step %" PetscInt_FMT " (epoch %" PetscInt_FMT ", batch %" PetscInt_FMT ")\n", rank, step, epoch + 1, net->batch));
+    PetscCall(NNGetCursor(net, NULL, &batch, NULL));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "rank %d: SIGKILL after step %" PetscInt_FMT " (epoch %" PetscInt_FMT ", batch %" PetscInt_FMT ")\n", rank, step, epoch + 1, batch));
     fflush(stdout);
     raise(SIGKILL);
   }
@@ -123,34 +125,51 @@ static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
 
 static PetscErrorCode Compare(const char fa[], const char fb[], PetscReal tol)
 {
-  NN        a, b;
-  PetscBool same = PETSC_TRUE, eq;
-  PetscReal d, worst = 0;
+  NN         a, b;
+  NNOpt      oa, ob;
+  Vec        ta, tb, sa, sb;
+  PetscBool  same = PETSC_TRUE, eq;
+  PetscReal  d, worst = 0;
+  PetscInt   ea, eb, stepa, stepb, na, nb, nstate;
+  PetscInt64 ra[NN_RANDOM_STATE_SIZE], rb[NN_RANDOM_STATE_SIZE];
 
   PetscFunctionBegin;
   PetscCall(CreateNet(PETSC_COMM_SELF, &a));
   PetscCall(CreateNet(PETSC_COMM_SELF, &b));
   PetscCall(NNCheckpointLoad(a, fa));
   PetscCall(NNCheckpointLoad(b, fb));
-  PetscCheck(a->epoch == b->epoch && a->step == b->step && a->opt->nsteps == b->opt->nsteps, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Counters differ: epoch %" PetscInt_FMT "/%" PetscInt_FMT ", step %" PetscInt_FMT "/%" PetscInt_FMT, a->epoch, b->epoch, a->step, b->step);
-  PetscCall(VecEqual(a->theta, b->theta, &eq));
+  PetscCall(NNGetCursor(a, &ea, NULL, &stepa));
+  PetscCall(NNGetCursor(b, &eb, NULL, &stepb));
+  PetscCall(NNGetOpt(a, &oa));
+  PetscCall(NNGetOpt(b, &ob));
+  PetscCall(NNOptGetNumSteps(oa, &na));
+  PetscCall(NNOptGetNumSteps(ob, &nb));
+  PetscCheck(ea == eb && stepa == stepb && na == nb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Counters differ: epoch %" PetscInt_FMT "/%" PetscInt_FMT ", step %" PetscInt_FMT "/%" PetscInt_FMT, ea, eb, stepa, stepb);
+  PetscCall(NNGetParameters(a, &ta));
+  PetscCall(NNGetParameters(b, &tb));
+  PetscCall(VecEqual(ta, tb, &eq));
   same = (PetscBool)(same && eq);
-  PetscCall(RelDiff(a->theta, b->theta, &d));
+  PetscCall(RelDiff(ta, tb, &d));
   worst = PetscMax(worst, d);
-  for (PetscInt i = 0; i < a->opt->nstate; i++) {
-    PetscCall(VecEqual(a->opt->state[i], b->opt->state[i], &eq));
+  PetscCall(NNOptGetNumStates(oa, &nstate));
+  for (PetscInt i = 0; i < nstate; i++) {
+    PetscCall(NNOptGetState(oa, i, NULL, &sa));
+    PetscCall(NNOptGetState(ob, i, NULL, &sb));
+    PetscCall(VecEqual(sa, sb, &eq));
     same = (PetscBool)(same && eq);
-    PetscCall(RelDiff(a->opt->state[i], b->opt->state[i], &d));
+    PetscCall(RelDiff(sa, sb, &d));
     worst = PetscMax(worst, d);
   }
-  same = (PetscBool)(same && !memcmp(a->rng.s, b->rng.s, sizeof(a->rng.s)));
-  PetscCheck(!memcmp(a->rng.s, b->rng.s, sizeof(a->rng.s)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The random-number generators differ");
+  PetscCall(NNGetRandomState(a, ra));
+  PetscCall(NNGetRandomState(b, rb));
+  same = (PetscBool)(same && !memcmp(ra, rb, sizeof(ra)));
+  PetscCheck(!memcmp(ra, rb, sizeof(ra)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The random-number generators differ");
   if (tol == 0) {
     PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s and %s differ: largest relative difference %g", fa, fb, (double)worst);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s and %s: parameters, optimizer state, generator and counters bitwise identical (%" PetscInt_FMT " steps)\n", fa, fb, a->step));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s and %s: parameters, optimizer state, generator and counters bitwise identical (%" PetscInt_FMT " steps)\n", fa, fb, stepa));
   } else {
     PetscCheck(worst <= tol, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s and %s differ: largest relative difference %g > %g", fa, fb, (double)worst, (double)tol);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s and %s: parameters and optimizer state within %g, generator and counters identical (%" PetscInt_FMT " steps)\n", fa, fb, (double)tol, a->step));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s and %s: parameters and optimizer state within %g, generator and counters identical (%" PetscInt_FMT " steps)\n", fa, fb, (double)tol, stepa));
     PetscCall(PetscInfo(NULL, "largest relative difference %g\n", (double)worst));
   }
   PetscCall(NNDestroy(&a));
@@ -204,7 +223,9 @@ int main(int argc, char **argv)
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
     PetscCall(NNCheckpointLoad(net, load));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resumed from %s on %d rank(s): %" PetscInt_FMT " epoch(s) done, step %" PetscInt_FMT ", batch %" PetscInt_FMT " of the next epoch\n", load, size, net->epoch, net->step, net->batch));
+    PetscInt    epoch, batch, step;
+    PetscCall(NNGetCursor(net, &epoch, &batch, &step));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "resumed from %s on %d rank(s): %" PetscInt_FMT " epoch(s) done, step %" PetscInt_FMT ", batch %" PetscInt_FMT " of the next epoch\n", load, size, epoch, step, batch));
   }
   if (kill.kill_step > 0) PetscCall(NNTrainMonitorSet(net, Killer, &kill, NULL));
   PetscCall(NNDataCreate(PETSC_COMM_WORLD, &data));

@@ -3,8 +3,8 @@ static char help[] = "Spatial (DMDA) layers: dot-product adjoint tests of the ha
                      "communicator against a serial copy on PETSC_COMM_SELF; finite-difference checks.\n\n"
                      "  -verbose   print the measured errors\n\n";
 
-/* the private header gives the layers' parameter slices and the network's activation Vecs */
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
+#include <petscdmda.h>
 
 static PetscBool verbose = PETSC_FALSE;
 static const PetscReal tol = 1e-12;
@@ -107,8 +107,9 @@ static PetscErrorCode TestLayerAdjoints(PetscBool periodic)
   NNLayer      sp, ca, cb, sf;
   PetscInt     shape[] = {C_IN, H_IN, W_IN};
   PetscRandom  r;
-  Vec          x, y, dx, dy, theta, dtheta;
-  PetscScalar *th, *dth, *ya;
+  Vec          x, y, dx, dy, act[5];
+  PetscScalar *thb, *dthb, *ya;
+  PetscInt     nb;
   PetscReal    a, b;
   const char  *suf = periodic ? " (periodic)" : "";
   char         what[128];
@@ -131,76 +132,74 @@ static PetscErrorCode TestLayerAdjoints(PetscBool periodic)
   PetscCall(NNLayerConvSetKernelSize(cb, 2));
   PetscCall(NNAddLayer(net, NNLAYERSPATIALFLATTEN, "sf", &sf));
   PetscCall(NNSetUp(net));
-  PetscCall(NNGetParameters(net, &theta));
-  PetscCall(NNGetGradient(net, &dtheta));
-  PetscCall(VecGetArray(theta, &th));
-  PetscCall(VecGetArray(dtheta, &dth));
-  for (PetscInt i = 0; i < net->nlayers; i++) {
-    net->layers[i]->theta  = th + net->layers[i]->poff;
-    net->layers[i]->dtheta = dth + net->layers[i]->poff;
-  }
+  PetscCall(NNGetActivations(net, "sp", &act[0], &act[1]));
+  PetscCall(NNGetActivations(net, "cb", &act[2], &act[3]));
+  PetscCall(NNGetActivations(net, "sf", NULL, &act[4]));
+  PetscCall(NNBeginLayerCalls(net)); /* the layers see their parameter and gradient slices */
+  PetscCall(NNGetLayerParameters(net, "cb", &nb, &thb));
+  PetscCall(NNGetLayerGradient(net, "cb", NULL, &dthb));
 
   /* to_spatial: replicated sequential -> DMDA */
-  PetscCall(VecDuplicate(net->act[0], &x));
-  PetscCall(VecDuplicate(net->act[0], &dx));
+  PetscCall(VecDuplicate(act[0], &x));
+  PetscCall(VecDuplicate(act[0], &dx));
   PetscCall(VecGetArray(x, &ya));
   PetscCall(FillReplicated(r, NB * C_IN * H_IN * W_IN, ya));
   PetscCall(VecRestoreArray(x, &ya));
-  PetscCall(VecDuplicate(net->act[1], &dy));
+  PetscCall(VecDuplicate(act[1], &dy));
   PetscCall(FillGlobal(dy));
-  PetscCall(NNLayerForward(sp, NB, x, net->act[1]));
-  PetscCall(VecDot(net->act[1], dy, &a));
-  PetscCall(NNLayerBackward(sp, NB, x, net->act[1], dy, dx));
+  PetscCall(NNLayerForward(sp, NB, x, act[1]));
+  PetscCall(VecDot(act[1], dy, &a));
+  PetscCall(NNLayerBackward(sp, NB, x, act[1], dy, dx));
   PetscCall(LocalDot(x, dx, &b));
   PetscCall(Report("adjoint to_spatial", a, b));
   PetscCall(VecDestroy(&dy));
 
   /* conv2d, input direction (ca has no bias, so it is linear in its input) */
-  PetscCall(FillGlobal(net->act[1]));
-  PetscCall(VecDuplicate(net->act[2], &dy));
+  PetscCall(FillGlobal(act[1]));
+  PetscCall(VecDuplicate(act[2], &dy));
   PetscCall(FillGlobal(dy));
-  PetscCall(VecDuplicate(net->act[1], &y));
-  PetscCall(NNLayerForward(ca, NB, net->act[1], net->act[2]));
-  PetscCall(VecDot(net->act[2], dy, &a));
-  PetscCall(NNLayerBackward(ca, NB, net->act[1], net->act[2], dy, y));
-  PetscCall(VecDot(net->act[1], y, &b));
+  PetscCall(VecDuplicate(act[1], &y));
+  PetscCall(NNLayerForward(ca, NB, act[1], act[2]));
+  PetscCall(VecDot(act[2], dy, &a));
+  PetscCall(NNLayerBackward(ca, NB, act[1], act[2], dy, y));
+  PetscCall(VecDot(act[1], y, &b));
   PetscCall(PetscSNPrintf(what, sizeof(what), "adjoint conv2d k3 input direction%s", suf));
   PetscCall(Report(what, a, b));
   PetscCall(VecDestroy(&dy));
   PetscCall(VecDestroy(&y));
 
   /* conv2d, parameter direction: cb (weight and bias) is linear in its parameters for a fixed input */
-  PetscCall(FillGlobal(net->act[2]));
-  PetscCall(FillReplicated(r, cb->nparam, th + cb->poff));
-  PetscCall(PetscArrayzero(dth + cb->poff, cb->nparam));
-  PetscCall(VecDuplicate(net->act[3], &dy));
+  PetscCall(FillGlobal(act[2]));
+  PetscCall(FillReplicated(r, nb, thb));
+  PetscCall(PetscArrayzero(dthb, nb));
+  PetscCall(VecDuplicate(act[3], &dy));
   PetscCall(FillGlobal(dy));
-  PetscCall(NNLayerForward(cb, NB, net->act[2], net->act[3]));
-  PetscCall(VecDot(net->act[3], dy, &a));
-  PetscCall(NNLayerBackward(cb, NB, net->act[2], net->act[3], dy, NULL));
+  PetscCall(NNLayerForward(cb, NB, act[2], act[3]));
+  PetscCall(VecDot(act[3], dy, &a));
+  PetscCall(NNLayerBackward(cb, NB, act[2], act[3], dy, NULL));
   b = 0;
-  for (PetscInt i = 0; i < cb->nparam; i++) b += th[cb->poff + i] * dth[cb->poff + i];
+  for (PetscInt i = 0; i < nb; i++) b += thb[i] * dthb[i];
   PetscCall(Report("adjoint conv2d k2 parameter direction", a, b));
   PetscCall(VecDestroy(&dy));
 
   /* spatial_flatten: DMDA -> replicated sequential */
-  PetscCall(FillGlobal(net->act[3]));
-  PetscCall(VecDuplicate(net->act[4], &dy));
+  PetscCall(FillGlobal(act[3]));
+  PetscCall(VecDuplicate(act[4], &dy));
   PetscCall(VecGetArray(dy, &ya));
   PetscCall(FillReplicated(r, NB * 4 * 7 * 8, ya));
   PetscCall(VecRestoreArray(dy, &ya));
-  PetscCall(VecDuplicate(net->act[3], &y));
-  PetscCall(NNLayerForward(sf, NB, net->act[3], net->act[4]));
-  PetscCall(LocalDot(net->act[4], dy, &a));
-  PetscCall(NNLayerBackward(sf, NB, net->act[3], net->act[4], dy, y));
-  PetscCall(VecDot(net->act[3], y, &b));
+  PetscCall(VecDuplicate(act[3], &y));
+  PetscCall(NNLayerForward(sf, NB, act[3], act[4]));
+  PetscCall(LocalDot(act[4], dy, &a));
+  PetscCall(NNLayerBackward(sf, NB, act[3], act[4], dy, y));
+  PetscCall(VecDot(act[3], y, &b));
   PetscCall(Report("adjoint spatial_flatten", a, b));
   PetscCall(VecDestroy(&dy));
   PetscCall(VecDestroy(&y));
 
-  for (PetscInt i = 0; i < net->nlayers; i++) net->layers[i]->theta = net->layers[i]->dtheta = NULL;
-  PetscCall(VecRestoreArray(dtheta, &dth));
-  PetscCall(VecRestoreArray(theta, &th));
+  PetscCall(NNRestoreLayerGradient(net, "cb", &dthb));
+  PetscCall(NNRestoreLayerParameters(net, "cb", &thb));
+  PetscCall(NNEndLayerCalls(net));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&dx));
   PetscCall(NNDestroy(&net));

@@ -2,7 +2,7 @@ static char help[] = "Tournament training (LTFB): trainers train on their own pa
                      "swap models in pairs, each keeping the better one on its tournament set. The outcome lines\n"
                      "printed by -nn_monitor are deterministic (the same with 1 or 2 data groups per trainer).\n";
 
-#include <petnn/private/nnimpl.h>
+#include <petnn.h>
 
 #define NSAMPLES 96
 

@@ -9,6 +9,7 @@ static PetscBool PetNNPackageInitialized = PETSC_FALSE;
 PETSC_INTERN PetscErrorCode NNLayerRegisterAllTypes(void);
 PETSC_INTERN PetscErrorCode NNOptRegisterAllTypes(void);
 PETSC_INTERN PetscErrorCode NNDataRegisterAllTypes(void);
+PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void);
 
 /*@C
    PetNNFinalizePackage - frees the type registries; called from PetscFinalize()
@@ -23,6 +24,7 @@ PetscErrorCode PetNNFinalizePackage(void)
   PetscCall(PetscFunctionListDestroy(&NNLayerList));
   PetscCall(PetscFunctionListDestroy(&NNOptList));
   PetscCall(PetscFunctionListDestroy(&NNDataList));
+  PetscCall(PetscFunctionListDestroy(&NNLossList));
   PetNNPackageInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -48,6 +50,7 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(NNLayerRegisterAllTypes());
   PetscCall(NNOptRegisterAllTypes());
   PetscCall(NNDataRegisterAllTypes());
+  PetscCall(NNLossRegisterAllTypes());
   /* network-level events; every layer type adds its own forward/backward events */
   PetscCall(PetscLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
   PetscCall(PetscLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));

@@ -97,10 +97,7 @@ PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
-/* the DM of the layer's input activation (a DMDA for spatial layouts, NULL for sequential ones);
-   NNSetUp() sets it before NNLayerCreateOutputVec(), so spatial layers can build matching DMs */
-PETSC_EXTERN PetscErrorCode NNLayerSetInputDM(NNLayer, DM);
-PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
+/* NNLayerSetInputDM()/NNLayerGetInputDM() are public (petnn.h) */
 
 /* ---------------------------------------------------------------- spatial (DMDA) layouts (src/layer/interface/spatiallayout.c) */
 /* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
@@ -122,12 +119,7 @@ PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
-typedef struct {
-  /* mean loss over the first n samples and dL/dy (dy may be NULL) */
-  PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
-  PetscBool classification; /* targets are class indices, accuracy is meaningful */
-} NNLossOps;
-
+/* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */
 PETSC_INTERN PetscErrorCode NNLossGetOps(NNLossType, NNLossOps *);
 PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);
 

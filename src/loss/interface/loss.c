@@ -1,57 +1,73 @@
 /*
-   Losses, matching PyTorch's defaults (reduction='mean'):
-     cross_entropy - softmax + negative log-likelihood of the target class, mean over samples
-     mse           - squared error, mean over all entries
+   The loss registry: a loss type is a name and a routine that fills an NNLossOps (its evaluation
+   routine and whether targets are class indices). Built-in types live in src/loss/impls/<name>/.
 */
 #include <petnn/private/nnimpl.h>
 
-static PetscErrorCode CrossEntropy(PetscInt n, PetscInt k, const PetscScalar *y, const PetscScalar *t, PetscReal *loss, PetscScalar *dy)
-{
-  PetscReal L = 0;
+PetscFunctionList NNLossList = NULL;
 
+PETSC_INTERN PetscErrorCode NNLossCreate_CrossEntropy(NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossCreate_MSE(NNLossOps *);
+
+/* called once from PetNNInitializePackage(); the order is the order error messages list them in */
+PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void)
+{
   PetscFunctionBegin;
-  for (PetscInt s = 0; s < n; s++) {
-    const PetscScalar *ys  = y + s * k;
-    PetscInt           c   = (PetscInt)t[s];
-    PetscReal          max = ys[0], sum = 0;
-    for (PetscInt j = 1; j < k; j++) max = PetscMax(max, ys[j]);
-    for (PetscInt j = 0; j < k; j++) sum += PetscExpReal(ys[j] - max);
-    L += PetscLogReal(sum) + max - ys[c];
-    if (dy) {
-      for (PetscInt j = 0; j < k; j++) dy[s * k + j] = PetscExpReal(ys[j] - max) / sum / n;
-      dy[s * k + c] -= 1.0 / n;
-    }
-  }
-  *loss = L / n;
-  PetscCall(PetscLogFlops(5.0 * n * k));
+  PetscCall(NNLossRegister(NNLOSSCROSSENTROPY, NNLossCreate_CrossEntropy));
+  PetscCall(NNLossRegister(NNLOSSMSE, NNLossCreate_MSE));
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MeanSquaredError(PetscInt n, PetscInt k, const PetscScalar *y, const PetscScalar *t, PetscReal *loss, PetscScalar *dy)
-{
-  PetscReal L = 0, N = (PetscReal)n * k;
+/*@C
+   NNLossRegister - adds a loss type, selectable with `NNSetLoss()` or -nn_loss
 
+   Not Collective
+
+   Input Parameters:
++  name - name of the loss, used with -nn_loss
+-  create - routine that fills the `NNLossOps`: its eval routine (mean loss over the first n samples and,
+            when dy is not NULL, dL/dy) and classification (PETSC_TRUE when targets are class indices)
+
+   Notes:
+   Registering a name again replaces its routine. The eval routine sees the output y and the targets
+   of n samples with nout values each (one class index per sample for classification losses) and must
+   return the mean over the batch, so that gradients match the other losses' scaling.
+
+   Example:
+.vb
+   static PetscErrorCode L1(PetscInt n, PetscInt k, const PetscScalar y[], const PetscScalar t[], PetscReal *loss, PetscScalar dy[]) {...}
+   static PetscErrorCode NNLossCreate_L1(NNLossOps *ops) { ops->eval = L1; ops->classification = PETSC_FALSE; return 0; }
+   NNLossRegister("l1", NNLossCreate_L1);    then -nn_loss l1
+.ve
+
+   Level: advanced
+
+.seealso: `NNSetLoss()`, `NNGetLoss()`, `NNLossOps`, `NNLayerRegister()`, `NNOptRegister()`
+@*/
+PetscErrorCode NNLossRegister(const char name[], PetscErrorCode (*create)(NNLossOps *))
+{
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < n * k; i++) {
-    PetscReal r = y[i] - t[i];
-    L += r * r;
-    if (dy) dy[i] = 2 * r / N;
-  }
-  *loss = L / N;
-  PetscCall(PetscLogFlops(4.0 * n * k));
+  PetscCall(PetNNInitializePackage());
+  PetscCall(PetscFunctionListAdd(&NNLossList, name, create));
   PetscFunctionReturn(0);
 }
 
+/* the ops of a registered loss; an unknown name is an error that lists the registered ones */
 PetscErrorCode NNLossGetOps(NNLossType type, NNLossOps *ops)
 {
-  PetscBool ce, mse;
+  PetscErrorCode (*create)(NNLossOps *);
 
   PetscFunctionBegin;
-  PetscCall(PetscStrcmp(type, NNLOSSCROSSENTROPY, &ce));
-  PetscCall(PetscStrcmp(type, NNLOSSMSE, &mse));
-  PetscCheck(ce || mse, PETSC_COMM_SELF, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown loss \"%s\" (-nn_loss); valid losses: %s %s", type, NNLOSSCROSSENTROPY, NNLOSSMSE);
-  ops->eval           = ce ? CrossEntropy : MeanSquaredError;
-  ops->classification = ce;
+  PetscCall(PetNNInitializePackage());
+  PetscCall(PetscFunctionListFind(NNLossList, type, &create));
+  if (!create) {
+    char valid[1024] = "";
+    PetscCall(NNTypeListString(NNLossList, sizeof(valid), valid));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown loss \"%s\" (-nn_loss); valid losses: %s", type, valid);
+  }
+  PetscCall(PetscMemzero(ops, sizeof(*ops)));
+  PetscCall((*create)(ops));
+  PetscCheck(ops->eval, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Loss \"%s\" was registered with a routine that sets no eval routine", type);
   PetscFunctionReturn(0);
 }
 
