@@ -50,7 +50,7 @@ static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
 static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * NNShapeSize(&l->inshape);
+  PetscInt            N = n * l->localsize;
 
   PetscFunctionBegin;
   if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
@@ -65,7 +65,7 @@ static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const Pet
 static PetscErrorCode NNLayerBackward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * NNShapeSize(&l->inshape);
+  PetscInt            N = n * l->localsize;
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);

@@ -66,6 +66,10 @@ struct _p_NNLayer {
   PetscScalar       *dtheta; /* valid during backward */
   const PetscScalar *theta;  /* valid during forward and backward */
   PetscScalar       *buf;    /* valid during forward and backward */
+  /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
+     pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
+     NNLayerSetUp() and NNLayerSetInputDM(); the layer then gets n = nbatch slots) */
+  PetscInt           localsize;
 
   /* nested layers (residual blocks, ODE vector fields) */
   PetscInt  nchildren;
@@ -80,6 +84,8 @@ struct _p_NNLayer {
   void     *data;
 };
 
+PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerSetUpLocalSize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerGetEvents(const char[], PetscLogEvent *, PetscLogEvent *); /* forward and backward events of a type (-log_view) */
 PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);

@@ -1,25 +1,22 @@
 /* NNLayer passes: NNLayerForward() and NNLayerBackward() dispatch to the type's array-level or Vec-level callbacks. */
 #include <petnn/private/nnimpl.h>
 
-/* Array-level layers on a spatial (DMDA) activation: only pointwise layers (no parameters, output
-   shape = input shape) qualify. They see the rank's local array as nbatch "samples" of
-   localsize/nbatch entries (channels-last with the batch in the dof keeps every slot a valid entry),
-   so they work unchanged; the caller restores the shapes afterwards. */
-static PetscErrorCode NNLayerSpatialBegin(NNLayer l, Vec x, PetscInt *n, PetscBool *spatial)
+/* Array-level passes on a spatial (DMDA) activation (pointwise layers only) run on the rank's whole
+   local array: nbatch slots of l->localsize entries each, laid out at set-up (NNLayerSetUpLocalSize()).
+   A layer run outside a network, whose input layout was never recorded, takes x's on first use. */
+static PetscErrorCode NNLayerArraySamples(NNLayer l, Vec x, PetscInt *n)
 {
   DM       dm = NULL;
   PetscInt m;
 
   PetscFunctionBegin;
   PetscCall(VecGetDM(x, &dm));
-  *spatial = dm ? PETSC_TRUE : PETSC_FALSE;
   if (!dm) PetscFunctionReturn(0);
-  PetscCheck(l->nparam == 0 && l->nchildren == 0 && NNShapeSize(&l->inshape) == NNShapeSize(&l->outshape), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) cannot take the spatial (DMDA) activation of %s: only pointwise layers can; put a %s layer before it", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERSPATIALFLATTEN);
+  PetscCall(NNLayerCheckPointwise(l));
   PetscCall(VecGetLocalSize(x, &m));
-  l->inshape.ndim   = 1;
-  l->inshape.dim[0] = m / l->nbatch;
-  l->outshape       = l->inshape;
-  *n                = l->nbatch;
+  if (m != l->nbatch * l->localsize) PetscCall(NNLayerSetInputDM(l, dm));
+  PetscCheck(m == l->nbatch * l->localsize, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Layer %s (%s): its spatial input has %" PetscInt_FMT " local entries, not a multiple of the batch capacity %" PetscInt_FMT, ((PetscObject)l)->name, ((PetscObject)l)->type_name, m, l->nbatch);
+  *n = l->nbatch;
   PetscFunctionReturn(0);
 }
 
@@ -53,18 +50,12 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
   if (l->ops->forwardvec) PetscUseTypeMethod(l, forwardvec, n, x, y);
   else {
-    NNShape in = l->inshape, out = l->outshape;
-    PetscBool spatial;
-    PetscCall(NNLayerSpatialBegin(l, x, &n, &spatial));
+    PetscCall(NNLayerArraySamples(l, x, &n));
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArrayWrite(y, &ya));
     PetscUseTypeMethod(l, forward, n, xa, ya);
     PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
-    if (spatial) {
-      l->inshape  = in;
-      l->outshape = out;
-    }
   }
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -101,9 +92,7 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
   if (l->ops->backwardvec) PetscUseTypeMethod(l, backwardvec, n, x, y, dy, dx);
   else {
-    NNShape in = l->inshape, out = l->outshape;
-    PetscBool spatial;
-    PetscCall(NNLayerSpatialBegin(l, x, &n, &spatial));
+    PetscCall(NNLayerArraySamples(l, x, &n));
     PetscCall(VecGetArrayRead(x, &xa));
     PetscCall(VecGetArrayRead(y, &ya));
     PetscCall(VecGetArrayRead(dy, &dya));
@@ -113,10 +102,6 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
     PetscCall(VecRestoreArrayRead(dy, &dya));
     PetscCall(VecRestoreArrayRead(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
-    if (spatial) {
-      l->inshape  = in;
-      l->outshape = out;
-    }
   }
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
