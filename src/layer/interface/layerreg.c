@@ -58,6 +58,7 @@ PetscErrorCode NNLayerRegister(const char name[], PetscErrorCode (*create)(NNLay
   PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
+  PetscCall(PetNNInitializePackage()); /* a program may register its types before creating any object */
   PetscCall(PetscFunctionListAdd(&NNLayerList, name, create));
   PetscCall(NNLayerGetEvents(name, &fwd, &bwd));
   PetscFunctionReturn(0);
