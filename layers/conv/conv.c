@@ -28,39 +28,8 @@
 #include "conv.h"
 #include <cblas.h>
 
-typedef struct {
-  PetscInt  nd;                          /* 2 or 3 */
-  PetscInt  filters, groups;
-  PetscInt  k[3], s[3], pad[3], dil[3]; /* per axis in x, y, z order; pad < 0: dilation*(kernel/2) */
-  PetscBool bias, periodic;
-  PetscInt  threads;                     /* 0: OpenBLAS's thread count */
-  PetscInt  tilerows;                    /* rows of a GEMM block (0: automatic) */
-  PetscInt  winograd;                    /* Winograd output tile (-1: automatic, 0: im2col) */
-  char      badopt[32];                  /* a per-axis option given with a wrong number of values, */
-  PetscInt  badcount;                    /* and that number (0: none) */
-
-  NNSpatialWindow w;                     /* the window in use (padding resolved) */
-  NNConvGeom      g;
-  PetscInt        nthreads;
-  DM              dahalo, daout;
-  Vec             xl, dxl;               /* ghosted input and input gradient, storage lent per pass (NULL: no halo, the global arrays serve) */
-  PetscInt        halo;
-  PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
-  PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
-  PetscScalar    *work;
-  PetscInt       *iwork;
-} NNLayer_Conv;
 
 static const char *const NNConvAxisName[3] = {"width", "height", "depth"};
-
-/* "a x b (x c)" in PyTorch order (depth, height, width) */
-static PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
-{
-  PetscFunctionBegin;
-  if (nd == 2) PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT, v[1], v[0]));
-  else PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, v[2], v[1], v[0]));
-  PetscFunctionReturn(0);
-}
 
 static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
 {
@@ -379,109 +348,10 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   PetscFunctionReturn(0);
 }
 
-/* an option of 1 or nd values in PyTorch order ((depth,) height, width) into v[] in x, y, z order */
-static PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt v[3])
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  PetscInt      a[3], b[4], n = d->nd, m = 4;
-  PetscBool     set;
-
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < d->nd; i++) a[i] = v[d->nd - 1 - i];
-  PetscCall(PetscOptionsIntArray(opt, text, man, a, &n, &set));
-  if (!set) PetscFunctionReturn(0);
-  /* PetscOptionsIntArray() reads at most nd values: count them all to refuse extra ones */
-  PetscCall(PetscOptionsGetIntArray(((PetscObject)l)->options, ((PetscObject)l)->prefix, opt, b, &m, NULL));
-  n = PetscMax(n, m);
-  if (n != 1 && n != d->nd) { /* reported by set up: an error inside the options block would leak it */
-    PetscCall(PetscStrncpy(d->badopt, opt + 1, sizeof(d->badopt)));
-    d->badcount = n;
-    PetscFunctionReturn(0);
-  }
-  for (PetscInt i = 0; i < d->nd; i++) v[i] = n == 1 ? a[0] : a[d->nd - 1 - i];
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOptionsObject)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  d->badcount = 0;
-  PetscOptionsHeadBegin(PetscOptionsObject, d->nd == 2 ? "Conv2d layer options" : "Conv3d layer options");
-  PetscCall(PetscOptionsInt("-filters", "Number of output channels", "NNLayerConvSetFilters", d->filters, &d->filters, NULL));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-padding", "Zero padding on each side, one value or one per axis (default dilation*(kernel/2); -1: default)", "NNLayerConvSetPadding", d->pad));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil));
-  PetscCall(PetscOptionsInt("-groups", "Groups: in/groups input channels feed out/groups filters", "NNLayerConvSetGroups", d->groups, &d->groups, NULL));
-  PetscCall(PetscOptionsBool("-bias", "Add a bias", "NNLayerConvSetBias", d->bias, &d->bias, NULL));
-  PetscCall(PetscOptionsBool("-periodic", "Periodic padding (wrap around) instead of zeros: stride 1, odd kernel, padding dilation*(kernel-1)/2", "NNLayerConvSetPeriodic", d->periodic, &d->periodic, NULL));
-  PetscCall(PetscOptionsInt("-threads", "Threads splitting the pixels or batch slots (0: OpenBLAS's thread count; 1: OpenBLAS threads each GEMM)", "", d->threads, &d->threads, NULL));
-  PetscCall(PetscOptionsInt("-winograd", "Winograd output tile per axis (-1: automatic, 0: im2col + GEMM)", "", d->winograd, &d->winograd, NULL));
-  PetscCall(PetscOptionsInt("-tile_rows", "Rows (pixels or tiles times batch slots) of a GEMM block (0: automatic)", "", d->tilerows, &d->tilerows, NULL));
-  PetscOptionsHeadEnd();
-  l->setupcalled = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  char          k[64], s[64], p[64], dl[64];
-  PetscInt      pad[3];
-
-  PetscFunctionBegin;
-  for (PetscInt a = 0; a < 3; a++) pad[a] = d->pad[a] < 0 ? d->dil[a] * (d->k[a] / 2) : d->pad[a];
-  PetscCall(NNConvTupleString(d->nd, d->k, sizeof(k), k));
-  PetscCall(NNConvTupleString(d->nd, d->s, sizeof(s), s));
-  PetscCall(NNConvTupleString(d->nd, pad, sizeof(p), p));
-  PetscCall(NNConvTupleString(d->nd, d->dil, sizeof(dl), dl));
-  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " filters, kernel %s, stride %s, %s padding %s, dilation %s, groups %" PetscInt_FMT ", bias %s\n", d->filters, k, s, d->periodic ? "periodic" : "zero", p, dl, d->groups, d->bias ? "yes" : "no"));
-  if (d->daout && d->g.alg == NN_CONV_WINOGRAD) {
-    PetscInt mt[3], rt[3];
-    for (PetscInt a = 0; a < 3; a++) {
-      mt[a] = d->g.w.m[a];
-      rt[a] = d->g.w.r[a];
-    }
-    PetscCall(NNConvTupleString(d->nd, mt, sizeof(k), k));
-    PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
-    PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
-  } else if (d->daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
-  PetscFunctionReturn(0);
-}
-
-#define NN_CONV_SETTER(Name, T, field) \
-  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, T v) \
-  { \
-    PetscFunctionBegin; \
-    ((NNLayer_Conv *)l->data)->field = v; \
-    l->setupcalled                   = PETSC_FALSE; \
-    PetscFunctionReturn(0); \
-  }
-#define NN_CONV_SETTER_AXES(Name, field) \
-  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, PetscInt v) \
-  { \
-    PetscFunctionBegin; \
-    for (PetscInt a = 0; a < 3; a++) ((NNLayer_Conv *)l->data)->field[a] = v; \
-    l->setupcalled = PETSC_FALSE; \
-    PetscFunctionReturn(0); \
-  }
-NN_CONV_SETTER(Filters, PetscInt, filters)
-NN_CONV_SETTER(Groups, PetscInt, groups)
-NN_CONV_SETTER(Bias, PetscBool, bias)
-NN_CONV_SETTER(Periodic, PetscBool, periodic)
-NN_CONV_SETTER_AXES(KernelSize, k)
-NN_CONV_SETTER_AXES(Stride, s)
-NN_CONV_SETTER_AXES(Padding, pad)
-NN_CONV_SETTER_AXES(Dilation, dil)
-
-static const char *const NNConvSetterNames[] = {"NNLayerConvSetFilters_C", "NNLayerConvSetKernelSize_C", "NNLayerConvSetStride_C", "NNLayerConvSetPadding_C", "NNLayerConvSetBias_C", "NNLayerConvSetPeriodic_C", "NNLayerConvSetDilation_C", "NNLayerConvSetGroups_C"};
-
 static PetscErrorCode NNLayerDestroy_Conv(NNLayer l)
 {
   PetscFunctionBegin;
-  for (size_t i = 0; i < sizeof(NNConvSetterNames) / sizeof(NNConvSetterNames[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[i], NULL));
+  PetscCall(NNConvComposeFunctions(l, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -512,14 +382,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_Conv;
   l->ops->reset           = NNLayerReset_Conv;
   l->ops->destroy         = NNLayerDestroy_Conv;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[0], NNLayerConvSetFilters_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[1], NNLayerConvSetKernelSize_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[2], NNLayerConvSetStride_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[3], NNLayerConvSetPadding_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[4], NNLayerConvSetBias_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[5], NNLayerConvSetPeriodic_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[6], NNLayerConvSetDilation_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[7], NNLayerConvSetGroups_Conv));
+  PetscCall(NNConvComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
