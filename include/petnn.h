@@ -106,6 +106,8 @@ PETSC_EXTERN PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerDropoutSetRate(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetMomentum(NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetEpsilon(NNLayer, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNLayerResidualAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetFilters(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetKernelSize(NNLayer, PetscInt);

@@ -193,3 +193,20 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
   PetscCall(NNLayerCreate_Activation(l, Gelu, DGelu));
   PetscFunctionReturn(0);
 }
+
+/*@
+   NNLayerLeakyReLUSetSlope - sets the negative slope of a leaky ReLU
+
+   Options Database Key:
+.  -<prefix>slope <s> - negative slope (default 0.01)
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer l, PetscReal slope)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerLeakyReLUSetSlope_C", (NNLayer, PetscReal), (l, slope));
+  PetscFunctionReturn(0);
+}
+

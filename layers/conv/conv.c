@@ -102,15 +102,11 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
   PetscFunctionBegin;
-  PetscCall(VecDestroy(&d->xl));
-  PetscCall(VecDestroy(&d->dxl));
-  PetscCall(DMDestroy(&d->dahalo));
-  PetscCall(DMDestroy(&d->daout));
+  PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
   PetscCall(PetscFree2(d->work, d->iwork));
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(&d->g));
-  d->halo = 0;
   PetscFunctionReturn(0);
 }
 
@@ -156,37 +152,23 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
   NNConvGeom   *g = &d->g;
-  DM            dain;
   PetscInt      nscalar, nint;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialGetInputDA(l, &dain));
-  PetscCall(VecDestroy(&d->xl));
-  PetscCall(VecDestroy(&d->dxl));
-  PetscCall(DMDestroy(&d->dahalo));
-  PetscCall(DMDestroy(&d->daout));
   PetscCall(PetscFree2(d->work, d->iwork));
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(g));
-  PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * d->filters, &d->dahalo, &d->daout, &d->halo));
-  PetscCall(DMCreateGlobalVector(d->daout, y));
+  PetscCall(NNSpatialHaloSetUp(l, &d->w, l->nbatch * d->filters, &d->h));
+  PetscCall(DMCreateGlobalVector(d->h.daout, y));
 
   PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
-  PetscCall(DMDAGetCorners(d->daout, &g->os[0], &g->os[1], &g->os[2], &g->om[0], &g->om[1], &g->om[2]));
-  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gs[0], &g->gs[1], &g->gs[2], &g->gm[0], &g->gm[1], &g->gm[2]));
-  if (d->nd == 2) {
-    g->os[2] = g->gs[2] = 0;
-    g->om[2] = g->gm[2] = 1;
-  }
+  PetscCall(NNSpatialHaloGetCorners(&d->h, d->nd, g->os, g->om, g->gs, g->gm));
   { /* a halo of nothing (one rank along every axis, zero padding): the input's own array is the ghosted array */
     PetscInt  xs[3], xm[3];
     PetscBool same = PETSC_TRUE;
-    PetscCall(DMDAGetCorners(d->dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+    PetscCall(DMDAGetCorners(d->h.dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
     for (PetscInt a = 0; a < d->nd; a++) same = (PetscBool)(same && xs[a] == g->gs[a] && xm[a] == g->gm[a]);
-    if (!same) {
-      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl));
-      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
-    }
+    if (!same) PetscCall(NNSpatialHaloCreateVecs(&d->h));
   }
   g->ntap = 1;
   for (PetscInt a = 0; a < 3; a++) {
@@ -224,18 +206,7 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
 static PetscErrorCode NNConvCheckReady(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCheck(((NNLayer_Conv *)l->data)->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  PetscFunctionReturn(0);
-}
-
-/* the input with its halo in d->xl (lent shared storage slot 0 until NNSpatialHaloVecRestore()); nothing without a halo */
-static PetscErrorCode NNConvExchangeHalo(NNLayer_Conv *d, Vec x)
-{
-  PetscFunctionBegin;
-  if (!d->xl) PetscFunctionReturn(0);
-  PetscCall(NNSpatialHaloVecGet(d->xl, 0));
-  PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
-  PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
+  PetscCheck(((NNLayer_Conv *)l->data)->h.daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
   PetscFunctionReturn(0);
 }
 
@@ -246,6 +217,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   NNConvPass         pass;
   const PetscScalar *xa, *W = l->theta, *b;
   PetscScalar       *ya;
+  Vec                xin;
   PetscLogDouble     flops, wflops = 0;
 
   PetscFunctionBegin;
@@ -260,8 +232,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
       if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
     }
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
-  PetscCall(NNConvExchangeHalo(d, x));
-  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
+  PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
+  PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
   if (g.alg == NN_CONV_WINOGRAD) {
@@ -284,8 +256,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   pass.U  = d->U;
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   PetscCall(VecRestoreArrayWrite(y, &ya));
-  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
-  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
+  PetscCall(VecRestoreArrayRead(xin, &xa));
+  PetscCall(NNSpatialHaloRestoreInput(&d->h));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
@@ -297,6 +269,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   NNConvPass         pass;
   const PetscScalar *xa, *dya;
   PetscScalar       *dxa = NULL;
+  Vec                xin, dxin = NULL;
   PetscMPIInt        cnt;
   PetscLogDouble     flops, wflops = 0;
 
@@ -306,13 +279,13 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(PetscArrayzero(d->dU, NNConvWinogradTransformedSize(&g)));
   PetscCall(PetscArrayzero(d->grad, l->nparam));
-  PetscCall(NNConvExchangeHalo(d, x)); /* again: keeping every layer's ghosted input between the passes costs more memory than an exchange costs time */
-  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
+  PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin)); /* again: keeping every layer's ghosted input between the passes costs more memory than an exchange costs time */
+  PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) {
-    if (d->dxl) PetscCall(NNSpatialHaloVecGet(d->dxl, 1));
-    PetscCall(VecZeroEntries(d->dxl ? d->dxl : dx));
-    PetscCall(VecGetArray(d->dxl ? d->dxl : dx, &dxa));
+    PetscCall(NNSpatialHaloGetInputGradient(&d->h, dx, &dxin));
+    PetscCall(VecZeroEntries(dxin));
+    PetscCall(VecGetArray(dxin, &dxa));
   }
   pass.x  = xa;
   pass.y  = NULL;
@@ -331,19 +304,16 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
       if (g.bias && g.alg == NN_CONV_IM2COL) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
     }
   PetscCall(VecRestoreArrayRead(dy, &dya));
-  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
-  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
+  PetscCall(VecRestoreArrayRead(xin, &xa));
+  PetscCall(NNSpatialHaloRestoreInput(&d->h));
   /* this layer's parameter gradient, summed over the ranks that hold pieces of the samples */
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   for (PetscInt i = 0; i < l->nparam; i++) l->dtheta[i] += d->grad[i];
-  if (dx && d->dxl) {
-    PetscCall(VecRestoreArray(d->dxl, &dxa));
-    PetscCall(VecZeroEntries(dx));
-    PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(NNSpatialHaloVecRestore(d->dxl, 1));
-  } else if (dx) PetscCall(VecRestoreArray(dx, &dxa));
+  if (dx) {
+    PetscCall(VecRestoreArray(dxin, &dxa));
+    PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));
+  }
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }

@@ -103,9 +103,7 @@ typedef struct {
   NNSpatialWindow w;                     /* the window in use (padding resolved) */
   NNConvGeom      g;
   PetscInt        nthreads;
-  DM              dahalo, daout;
-  Vec             xl, dxl;               /* ghosted input and input gradient, storage lent per pass (NULL: no halo, the global arrays serve) */
-  PetscInt        halo;
+  NNSpatialHalo   h;                     /* halo and output DMDAs, the ghosted input and its gradient (lent per pass) */
   PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
   PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
   PetscScalar    *work;

@@ -73,7 +73,7 @@ PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
   PetscCall(NNConvTupleString(d->nd, pad, sizeof(p), p));
   PetscCall(NNConvTupleString(d->nd, d->dil, sizeof(dl), dl));
   PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " filters, kernel %s, stride %s, %s padding %s, dilation %s, groups %" PetscInt_FMT ", bias %s\n", d->filters, k, s, d->periodic ? "periodic" : "zero", p, dl, d->groups, d->bias ? "yes" : "no"));
-  if (d->daout && d->g.alg == NN_CONV_WINOGRAD) {
+  if (d->h.daout && d->g.alg == NN_CONV_WINOGRAD) {
     PetscInt mt[3], rt[3];
     for (PetscInt a = 0; a < 3; a++) {
       mt[a] = d->g.w.m[a];
@@ -81,8 +81,8 @@ PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
     }
     PetscCall(NNConvTupleString(d->nd, mt, sizeof(k), k));
     PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
-    PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
-  } else if (d->daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
+    PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
+  } else if (d->h.daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
   PetscFunctionReturn(0);
 }
 
@@ -126,10 +126,7 @@ NN_CONV_GETTER(Winograd, winograd)
 NN_CONV_GETTER(TileRows, tilerows)
 
 /* the type-specific functions the public NNLayerConvSet/Get*() find with PetscTryMethod()/PetscUseMethod() */
-static const struct {
-  const char *name;
-  PetscVoidFunction fn;
-} NNConvFunctions[] = {
+static const NNLayerFunction NNConvFunctions[] = {
   {"NNLayerConvSetFilters_C", (PetscVoidFunction)NNLayerConvSetFilters_Conv},
   {"NNLayerConvSetKernelSize_C", (PetscVoidFunction)NNLayerConvSetKernelSize_Conv},
   {"NNLayerConvSetStride_C", (PetscVoidFunction)NNLayerConvSetStride_Conv},
@@ -149,7 +146,7 @@ static const struct {
 PetscErrorCode NNConvComposeFunctions(NNLayer l, PetscBool add)
 {
   PetscFunctionBegin;
-  for (size_t i = 0; i < sizeof(NNConvFunctions) / sizeof(NNConvFunctions[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvFunctions[i].name, add ? NNConvFunctions[i].fn : NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNConvFunctions), NNConvFunctions, add));
   PetscFunctionReturn(0);
 }
 

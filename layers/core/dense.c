@@ -152,3 +152,37 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetBias_C", NNLayerDenseSetBias_Dense));
   PetscFunctionReturn(0);
 }
+
+/*@
+   NNLayerDenseSetUnits - sets the number of output features of a dense layer
+
+   Options Database Key:
+.  -<prefix>units <n> - output features
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerDenseSetUnits(NNLayer l, PetscInt units)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerDenseSetUnits_C", (NNLayer, PetscInt), (l, units));
+  PetscFunctionReturn(0);
+}
+
+
+/*@
+   NNLayerDenseSetBias - sets whether a dense layer has a bias
+
+   Options Database Key:
+.  -<prefix>bias <bool> - use a bias (default true)
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerDenseSetBias(NNLayer l, PetscBool bias)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerDenseSetBias_C", (NNLayer, PetscBool), (l, bias));
+  PetscFunctionReturn(0);
+}
+

@@ -87,6 +87,13 @@ struct _p_NNLayer {
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerSetUpLocalSize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerGetEvents(const char[], PetscLogEvent *, PetscLogEvent *); /* forward and backward events of a type (-log_view) */
+/* a type-specific function (setter, getter) composed on the layers of a type and found by name with
+   PetscTryMethod()/PetscUseMethod(); NNLayerComposeFunctions() composes (PETSC_TRUE) or removes a table of them */
+typedef struct {
+  const char       *name;
+  PetscVoidFunction fn;
+} NNLayerFunction;
+PETSC_EXTERN PetscErrorCode NNLayerComposeFunctions(NNLayer, size_t, const NNLayerFunction[], PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
@@ -114,3 +121,18 @@ PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscIn
 PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
+
+/* the halo of a windowed layer (conv, pool: src/layer/interface/spatialhalo.c) */
+typedef struct {
+  DM       dahalo, daout; /* the input's grid with the stencil width the window needs; the output grid */
+  PetscInt halo;          /* that stencil width */
+  Vec      xl, dxl;       /* ghosted input and input gradient, storage lent per pass (NULL: the input Vec's arrays serve) */
+} NNSpatialHalo;
+PETSC_EXTERN PetscErrorCode NNSpatialHaloSetUp(NNLayer, const NNSpatialWindow *, PetscInt, NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloCreateVecs(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloReset(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetCorners(const NNSpatialHalo *, PetscInt, PetscInt[3], PetscInt[3], PetscInt[3], PetscInt[3]);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInput(NNSpatialHalo *, Vec, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInput(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInputGradient(NNSpatialHalo *, Vec, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInputGradient(NNSpatialHalo *, Vec);

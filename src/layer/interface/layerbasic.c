@@ -203,3 +203,12 @@ PetscErrorCode NNLayerSetChildPointers(NNLayer l)
   }
   PetscFunctionReturn(0);
 }
+
+/* Composes (add) or removes the type-specific functions of a table on a layer: a type's create routine
+   and destroy routine call it with the same table, so the two cannot drift apart. */
+PetscErrorCode NNLayerComposeFunctions(NNLayer l, size_t n, const NNLayerFunction fns[], PetscBool add)
+{
+  PetscFunctionBegin;
+  for (size_t i = 0; i < n; i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, fns[i].name, add ? fns[i].fn : NULL));
+  PetscFunctionReturn(0);
+}

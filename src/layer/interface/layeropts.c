@@ -1,5 +1,6 @@
-/* NNLayer options: NNLayerSetFromOptions() and the type-specific setters of the core layer types,
-   dispatched with PetscTryMethod() so they are no-ops on layers of other types. */
+/* NNLayer options: NNLayerSetFromOptions(), and the type-specific setters of the dropout and residual
+   types (the others stand beside their types), dispatched with PetscTryMethod() so they are no-ops on
+   layers of other types. */
 #include <petnn/private/nnimpl.h>
 
 /*@
@@ -30,54 +31,6 @@ PetscErrorCode NNLayerSetFromOptions(NNLayer l)
 }
 
 /*@
-   NNLayerDenseSetUnits - sets the number of output features of a dense layer
-
-   Options Database Key:
-.  -<prefix>units <n> - output features
-
-   Level: beginner
-@*/
-PetscErrorCode NNLayerDenseSetUnits(NNLayer l, PetscInt units)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerDenseSetUnits_C", (NNLayer, PetscInt), (l, units));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerDenseSetBias - sets whether a dense layer has a bias
-
-   Options Database Key:
-.  -<prefix>bias <bool> - use a bias (default true)
-
-   Level: beginner
-@*/
-PetscErrorCode NNLayerDenseSetBias(NNLayer l, PetscBool bias)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerDenseSetBias_C", (NNLayer, PetscBool), (l, bias));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerLeakyReLUSetSlope - sets the negative slope of a leaky ReLU
-
-   Options Database Key:
-.  -<prefix>slope <s> - negative slope (default 0.01)
-
-   Level: beginner
-@*/
-PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer l, PetscReal slope)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerLeakyReLUSetSlope_C", (NNLayer, PetscReal), (l, slope));
-  PetscFunctionReturn(0);
-}
-
-/*@
    NNLayerDropoutSetRate - sets the probability of zeroing an entry in training mode
 
    Options Database Key:
@@ -90,32 +43,6 @@ PetscErrorCode NNLayerDropoutSetRate(NNLayer l, PetscReal p)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscTryMethod(l, "NNLayerDropoutSetRate_C", (NNLayer, PetscReal), (l, p));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerBatchNormSetMomentum - sets the running-statistics momentum (PyTorch convention, default 0.1)
-
-   Level: intermediate
-@*/
-PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer l, PetscReal m)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerBatchNormSetMomentum_C", (NNLayer, PetscReal), (l, m));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerBatchNormSetEpsilon - sets the variance regularization (default 1e-5)
-
-   Level: intermediate
-@*/
-PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer l, PetscReal eps)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerBatchNormSetEpsilon_C", (NNLayer, PetscReal), (l, eps));
   PetscFunctionReturn(0);
 }
 
