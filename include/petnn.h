@@ -102,7 +102,10 @@ PETSC_EXTERN PetscErrorCode NNLayerCreateOutputVec(NNLayer, Vec *);
 /* type-specific setters: no-ops on other types */
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetUnits(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetBias(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerDenseGetUnits(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerDenseGetBias(NNLayer, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerLeakyReLUGetSlope(NNLayer, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNLayerDropoutSetRate(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer, PetscReal);
@@ -126,7 +129,11 @@ PETSC_EXTERN PetscErrorCode NNLayerConvGetTileRows(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetKernelSize(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetStride(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetPadding(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetKernelSize(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetStride(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetPadding(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetScale(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerUpsampleGetScale(NNLayer, PetscInt *);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;

@@ -103,10 +103,22 @@ static PetscErrorCode NNLayerLeakyReLUSetSlope_LeakyReLU(NNLayer l, PetscReal sl
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerLeakyReLUGetSlope_LeakyReLU(NNLayer l, PetscReal *slope)
+{
+  PetscFunctionBegin;
+  *slope = ((NNLayer_Activation *)l->data)->slope;
+  PetscFunctionReturn(0);
+}
+
+static const NNLayerFunction NNLeakyReLUFunctions[] = {
+  {"NNLayerLeakyReLUSetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUSetSlope_LeakyReLU},
+  {"NNLayerLeakyReLUGetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUGetSlope_LeakyReLU},
+};
+
 static PetscErrorCode NNLayerDestroy_Activation(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -154,7 +166,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
   ((NNLayer_Activation *)l->data)->slope = 0.01;
   l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
   l->ops->view                           = NNLayerView_LeakyReLU;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NNLayerLeakyReLUSetSlope_LeakyReLU));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -210,3 +222,26 @@ PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer l, PetscReal slope)
   PetscFunctionReturn(0);
 }
 
+/*@
+   NNLayerLeakyReLUGetSlope - gets the negative slope of a leaky ReLU
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (leaky_relu)
+
+   Output Parameter:
+.  slope - the negative slope
+
+   Level: beginner
+
+.seealso: `NNLayerLeakyReLUSetSlope()`
+@*/
+PetscErrorCode NNLayerLeakyReLUGetSlope(NNLayer l, PetscReal *slope)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidRealPointer(slope, 2);
+  PetscUseMethod(l, "NNLayerLeakyReLUGetSlope_C", (NNLayer, PetscReal *), (l, slope));
+  PetscFunctionReturn(0);
+}

@@ -50,7 +50,8 @@
 
    Type-specific setters. NNLayerDenseSetUnits(l, n) (at the end of this file) calls
    PetscTryMethod(l, "NNLayerDenseSetUnits_C", ...), which finds NNLayerDenseSetUnits_Dense() composed
-   by the create routine with PetscObjectComposeFunction(): on a layer of another type it does nothing.
+   by the create routine (NNLayerComposeFunctions(), a table of PetscObjectComposeFunction() calls that
+   destroy undoes): on a layer of another type it does nothing.
    Getters use PetscUseMethod() (an error on another type). Name the options after their setters.
 
    Tests a new type needs (each type has them):
@@ -171,11 +172,32 @@ static PetscErrorCode NNLayerDenseSetBias_Dense(NNLayer l, PetscBool bias)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerDenseGetUnits_Dense(NNLayer l, PetscInt *units)
+{
+  PetscFunctionBegin;
+  *units = ((NNLayer_Dense *)l->data)->units;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDenseGetBias_Dense(NNLayer l, PetscBool *bias)
+{
+  PetscFunctionBegin;
+  *bias = ((NNLayer_Dense *)l->data)->bias;
+  PetscFunctionReturn(0);
+}
+
+/* the type-specific functions, composed by the create routine and removed by destroy */
+static const NNLayerFunction NNDenseFunctions[] = {
+  {"NNLayerDenseSetUnits_C", (PetscVoidFunction)NNLayerDenseSetUnits_Dense},
+  {"NNLayerDenseGetUnits_C", (PetscVoidFunction)NNLayerDenseGetUnits_Dense},
+  {"NNLayerDenseSetBias_C",  (PetscVoidFunction)NNLayerDenseSetBias_Dense },
+  {"NNLayerDenseGetBias_C",  (PetscVoidFunction)NNLayerDenseGetBias_Dense },
+};
+
 static PetscErrorCode NNLayerDestroy_Dense(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetUnits_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetBias_C", NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNDenseFunctions), NNDenseFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -208,8 +230,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->setfromoptions  = NNLayerSetFromOptions_Dense;
   l->ops->view            = NNLayerView_Dense;
   l->ops->destroy         = NNLayerDestroy_Dense;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetUnits_C", NNLayerDenseSetUnits_Dense));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetBias_C", NNLayerDenseSetBias_Dense));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNDenseFunctions), NNDenseFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -246,3 +267,50 @@ PetscErrorCode NNLayerDenseSetBias(NNLayer l, PetscBool bias)
   PetscFunctionReturn(0);
 }
 
+/*@
+   NNLayerDenseGetUnits - gets the number of output features of a dense layer
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (dense)
+
+   Output Parameter:
+.  units - the number of output features
+
+   Level: beginner
+
+.seealso: `NNLayerDenseSetUnits()`
+@*/
+PetscErrorCode NNLayerDenseGetUnits(NNLayer l, PetscInt *units)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(units, 2);
+  PetscUseMethod(l, "NNLayerDenseGetUnits_C", (NNLayer, PetscInt *), (l, units));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerDenseGetBias - gets whether a dense layer has a bias
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (dense)
+
+   Output Parameter:
+.  bias - PETSC_TRUE when it adds a bias
+
+   Level: beginner
+
+.seealso: `NNLayerDenseSetBias()`
+@*/
+PetscErrorCode NNLayerDenseGetBias(NNLayer l, PetscBool *bias)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidBoolPointer(bias, 2);
+  PetscUseMethod(l, "NNLayerDenseGetBias_C", (NNLayer, PetscBool *), (l, bias));
+  PetscFunctionReturn(0);
+}

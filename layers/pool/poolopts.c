@@ -42,10 +42,24 @@ NN_POOL_SETTER(KernelSize, k)
 NN_POOL_SETTER(Stride, stride)
 NN_POOL_SETTER(Padding, pad)
 
+#define NN_POOL_GETTER(Name, field) \
+  static PetscErrorCode NNLayerPoolGet##Name##_Pool(NNLayer l, PetscInt *v) \
+  { \
+    PetscFunctionBegin; \
+    *v = ((NNLayer_Pool *)l->data)->field; \
+    PetscFunctionReturn(0); \
+  }
+NN_POOL_GETTER(KernelSize, k)
+NN_POOL_GETTER(Stride, stride)
+NN_POOL_GETTER(Padding, pad)
+
 static const NNLayerFunction NNPoolFunctions[] = {
   {"NNLayerPoolSetKernelSize_C", (PetscVoidFunction)NNLayerPoolSetKernelSize_Pool},
   {"NNLayerPoolSetStride_C",     (PetscVoidFunction)NNLayerPoolSetStride_Pool    },
   {"NNLayerPoolSetPadding_C",    (PetscVoidFunction)NNLayerPoolSetPadding_Pool   },
+  {"NNLayerPoolGetKernelSize_C", (PetscVoidFunction)NNLayerPoolGetKernelSize_Pool},
+  {"NNLayerPoolGetStride_C",     (PetscVoidFunction)NNLayerPoolGetStride_Pool    },
+  {"NNLayerPoolGetPadding_C",    (PetscVoidFunction)NNLayerPoolGetPadding_Pool   },
 };
 
 PetscErrorCode NNPoolComposeFunctions(NNLayer l, PetscBool add)
@@ -124,5 +138,77 @@ PetscErrorCode NNLayerPoolSetPadding(NNLayer l, PetscInt p)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscTryMethod(l, "NNLayerPoolSetPadding_C", (NNLayer, PetscInt), (l, p));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolGetKernelSize - gets the window size of a pooling layer
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (maxpool2d/3d, avgpool2d/3d)
+
+   Output Parameter:
+.  k - the window size
+
+   Level: beginner
+
+.seealso: `NNLayerPoolSetKernelSize()`
+@*/
+PetscErrorCode NNLayerPoolGetKernelSize(NNLayer l, PetscInt *k)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(k, 2);
+  PetscUseMethod(l, "NNLayerPoolGetKernelSize_C", (NNLayer, PetscInt *), (l, k));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolGetStride - gets the stride of a pooling layer (0: the kernel size)
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (maxpool2d/3d, avgpool2d/3d)
+
+   Output Parameter:
+.  s - the stride (0: the kernel size)
+
+   Level: beginner
+
+.seealso: `NNLayerPoolSetStride()`
+@*/
+PetscErrorCode NNLayerPoolGetStride(NNLayer l, PetscInt *s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(s, 2);
+  PetscUseMethod(l, "NNLayerPoolGetStride_C", (NNLayer, PetscInt *), (l, s));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerPoolGetPadding - gets the implicit padding of a pooling layer
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (maxpool2d/3d, avgpool2d/3d)
+
+   Output Parameter:
+.  p - the implicit padding
+
+   Level: beginner
+
+.seealso: `NNLayerPoolSetPadding()`
+@*/
+PetscErrorCode NNLayerPoolGetPadding(NNLayer l, PetscInt *p)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(p, 2);
+  PetscUseMethod(l, "NNLayerPoolGetPadding_C", (NNLayer, PetscInt *), (l, p));
   PetscFunctionReturn(0);
 }
