@@ -106,10 +106,15 @@ PETSC_EXTERN PetscErrorCode NNLayerGetInputDM(NNLayer, DM *);
 /* type-specific setters: no-ops on other types */
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetUnits(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerDenseSetBias(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerDenseGetUnits(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerDenseGetBias(NNLayer, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerLeakyReLUGetSlope(NNLayer, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNLayerDropoutSetRate(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetMomentum(NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetEpsilon(NNLayer, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNLayerResidualAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetFilters(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetKernelSize(NNLayer, PetscInt);
@@ -119,10 +124,20 @@ PETSC_EXTERN PetscErrorCode NNLayerConvSetBias(NNLayer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetPeriodic(NNLayer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetDilation(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetGroups(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetThreads(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvGetThreads(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetWinograd(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvGetWinograd(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerConvSetTileRows(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerConvGetTileRows(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetKernelSize(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetStride(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerPoolSetPadding(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetKernelSize(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetStride(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerPoolGetPadding(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetScale(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerUpsampleGetScale(NNLayer, PetscInt *);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;

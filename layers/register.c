@@ -25,46 +25,58 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
 
+/* The built-in layer types, one row each: the NNLAYER* name of include/petnn.h and its create routine.
+   tests/layer_types.c checks that this table and the header's NNLAYER* names are the same set. */
+static const struct {
+  const char *name;
+  PetscErrorCode (*create)(NNLayer);
+} NNLayerTypes[] = {
+  {NNLAYERDENSE,          NNLayerCreate_Dense},
+  {NNLAYERFLATTEN,        NNLayerCreate_Flatten},
+  {NNLAYERRELU,           NNLayerCreate_ReLU},
+  {NNLAYERLEAKYRELU,      NNLayerCreate_LeakyReLU},
+  {NNLAYERTANH,           NNLayerCreate_Tanh},
+  {NNLAYERSIGMOID,        NNLayerCreate_Sigmoid},
+  {NNLAYERGELU,           NNLayerCreate_GELU},
+  {NNLAYERDROPOUT,        NNLayerCreate_Dropout},
+  {NNLAYERBATCHNORM1D,    NNLayerCreate_BatchNorm1d},
+  {NNLAYERRESIDUAL,       NNLayerCreate_Residual},
+  {NNLAYERTOSPATIAL,      NNLayerCreate_ToSpatial},
+  {NNLAYERCONV2D,         NNLayerCreate_Conv2d},
+  {NNLAYERCONV3D,         NNLayerCreate_Conv3d},
+  {NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten},
+  {NNLAYERMAXPOOL2D,      NNLayerCreate_MaxPool2d},
+  {NNLAYERMAXPOOL3D,      NNLayerCreate_MaxPool3d},
+  {NNLAYERAVGPOOL2D,      NNLayerCreate_AvgPool2d},
+  {NNLAYERAVGPOOL3D,      NNLayerCreate_AvgPool3d},
+  {NNLAYERGLOBALAVGPOOL,  NNLayerCreate_GlobalAvgPool},
+  {NNLAYERUPSAMPLE,       NNLayerCreate_Upsample},
+  {NNLAYERBATCHNORM2D,    NNLayerCreate_BatchNorm2d},
+  {NNLAYERBATCHNORM3D,    NNLayerCreate_BatchNorm3d},
+  {NNLAYERODE,            NNLayerCreate_ODE},
+};
+
 static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;
 
 /*@C
    NNLayerRegisterAll - registers the built-in layer types
 
+   Not Collective
+
    Level: advanced
 
-.seealso: `NNLayerRegister()`
+.seealso: `NNLayerRegister()`, `NNLayerSetType()`
 @*/
 PetscErrorCode NNLayerRegisterAll(void)
 {
   PetscFunctionBegin;
   if (NNLayerRegisterAllCalled) PetscFunctionReturn(0);
   NNLayerRegisterAllCalled = PETSC_TRUE;
-  PetscCall(NNLayerRegister(NNLAYERDENSE, NNLayerCreate_Dense));
-  PetscCall(NNLayerRegister(NNLAYERFLATTEN, NNLayerCreate_Flatten));
-  PetscCall(NNLayerRegister(NNLAYERRELU, NNLayerCreate_ReLU));
-  PetscCall(NNLayerRegister(NNLAYERLEAKYRELU, NNLayerCreate_LeakyReLU));
-  PetscCall(NNLayerRegister(NNLAYERTANH, NNLayerCreate_Tanh));
-  PetscCall(NNLayerRegister(NNLAYERSIGMOID, NNLayerCreate_Sigmoid));
-  PetscCall(NNLayerRegister(NNLAYERGELU, NNLayerCreate_GELU));
-  PetscCall(NNLayerRegister(NNLAYERDROPOUT, NNLayerCreate_Dropout));
-  PetscCall(NNLayerRegister(NNLAYERBATCHNORM1D, NNLayerCreate_BatchNorm1d));
-  PetscCall(NNLayerRegister(NNLAYERRESIDUAL, NNLayerCreate_Residual));
-  PetscCall(NNLayerRegister(NNLAYERTOSPATIAL, NNLayerCreate_ToSpatial));
-  PetscCall(NNLayerRegister(NNLAYERCONV2D, NNLayerCreate_Conv2d));
-  PetscCall(NNLayerRegister(NNLAYERCONV3D, NNLayerCreate_Conv3d));
-  PetscCall(NNLayerRegister(NNLAYERSPATIALFLATTEN, NNLayerCreate_SpatialFlatten));
-  PetscCall(NNLayerRegister(NNLAYERMAXPOOL2D, NNLayerCreate_MaxPool2d));
-  PetscCall(NNLayerRegister(NNLAYERMAXPOOL3D, NNLayerCreate_MaxPool3d));
-  PetscCall(NNLayerRegister(NNLAYERAVGPOOL2D, NNLayerCreate_AvgPool2d));
-  PetscCall(NNLayerRegister(NNLAYERAVGPOOL3D, NNLayerCreate_AvgPool3d));
-  PetscCall(NNLayerRegister(NNLAYERGLOBALAVGPOOL, NNLayerCreate_GlobalAvgPool));
-  PetscCall(NNLayerRegister(NNLAYERUPSAMPLE, NNLayerCreate_Upsample));
-  PetscCall(NNLayerRegister(NNLAYERBATCHNORM2D, NNLayerCreate_BatchNorm2d));
-  PetscCall(NNLayerRegister(NNLAYERBATCHNORM3D, NNLayerCreate_BatchNorm3d));
-  PetscCall(NNLayerRegister(NNLAYERODE, NNLayerCreate_ODE));
+  for (size_t i = 0; i < sizeof(NNLayerTypes) / sizeof(NNLayerTypes[0]); i++) PetscCall(NNLayerRegister(NNLayerTypes[i].name, NNLayerTypes[i].create));
   PetscFunctionReturn(0);
 }
 
+/* PetNNInitializePackage() registers the types again after PetNNFinalizePackage() emptied the list */
 PetscErrorCode NNLayerRegisterAllTypes(void)
 {
   PetscFunctionBegin;

@@ -50,7 +50,7 @@ static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
 static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * NNShapeSize(&l->inshape);
+  PetscInt            N = n * l->localsize;
 
   PetscFunctionBegin;
   if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
@@ -65,7 +65,7 @@ static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const Pet
 static PetscErrorCode NNLayerBackward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * NNShapeSize(&l->inshape);
+  PetscInt            N = n * l->localsize;
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);
@@ -103,10 +103,22 @@ static PetscErrorCode NNLayerLeakyReLUSetSlope_LeakyReLU(NNLayer l, PetscReal sl
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerLeakyReLUGetSlope_LeakyReLU(NNLayer l, PetscReal *slope)
+{
+  PetscFunctionBegin;
+  *slope = ((NNLayer_Activation *)l->data)->slope;
+  PetscFunctionReturn(0);
+}
+
+static const NNLayerFunction NNLeakyReLUFunctions[] = {
+  {"NNLayerLeakyReLUSetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUSetSlope_LeakyReLU},
+  {"NNLayerLeakyReLUGetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUGetSlope_LeakyReLU},
+};
+
 static PetscErrorCode NNLayerDestroy_Activation(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -154,7 +166,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
   ((NNLayer_Activation *)l->data)->slope = 0.01;
   l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
   l->ops->view                           = NNLayerView_LeakyReLU;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerLeakyReLUSetSlope_C", NNLayerLeakyReLUSetSlope_LeakyReLU));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -191,5 +203,45 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, Gelu, DGelu));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerLeakyReLUSetSlope - sets the negative slope of a leaky ReLU
+
+   Options Database Key:
+.  -<prefix>slope <s> - negative slope (default 0.01)
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerLeakyReLUSetSlope(NNLayer l, PetscReal slope)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerLeakyReLUSetSlope_C", (NNLayer, PetscReal), (l, slope));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerLeakyReLUGetSlope - gets the negative slope of a leaky ReLU
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (leaky_relu)
+
+   Output Parameter:
+.  slope - the negative slope
+
+   Level: beginner
+
+.seealso: `NNLayerLeakyReLUSetSlope()`
+@*/
+PetscErrorCode NNLayerLeakyReLUGetSlope(NNLayer l, PetscReal *slope)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidRealPointer(slope, 2);
+  PetscUseMethod(l, "NNLayerLeakyReLUGetSlope_C", (NNLayer, PetscReal *), (l, slope));
   PetscFunctionReturn(0);
 }

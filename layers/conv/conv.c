@@ -28,39 +28,8 @@
 #include "conv.h"
 #include <cblas.h>
 
-typedef struct {
-  PetscInt  nd;                          /* 2 or 3 */
-  PetscInt  filters, groups;
-  PetscInt  k[3], s[3], pad[3], dil[3]; /* per axis in x, y, z order; pad < 0: dilation*(kernel/2) */
-  PetscBool bias, periodic;
-  PetscInt  threads;                     /* 0: OpenBLAS's thread count */
-  PetscInt  tilerows;                    /* rows of a GEMM block (0: automatic) */
-  PetscInt  winograd;                    /* Winograd output tile (-1: automatic, 0: im2col) */
-  char      badopt[32];                  /* a per-axis option given with a wrong number of values, */
-  PetscInt  badcount;                    /* and that number (0: none) */
-
-  NNSpatialWindow w;                     /* the window in use (padding resolved) */
-  NNConvGeom      g;
-  PetscInt        nthreads;
-  DM              dahalo, daout;
-  Vec             xl, dxl;               /* ghosted input and input gradient, storage lent per pass (NULL: no halo, the global arrays serve) */
-  PetscInt        halo;
-  PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
-  PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
-  PetscScalar    *work;
-  PetscInt       *iwork;
-} NNLayer_Conv;
 
 static const char *const NNConvAxisName[3] = {"width", "height", "depth"};
-
-/* "a x b (x c)" in PyTorch order (depth, height, width) */
-static PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
-{
-  PetscFunctionBegin;
-  if (nd == 2) PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT, v[1], v[0]));
-  else PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, v[2], v[1], v[0]));
-  PetscFunctionReturn(0);
-}
 
 static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
 {
@@ -133,15 +102,11 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
   PetscFunctionBegin;
-  PetscCall(VecDestroy(&d->xl));
-  PetscCall(VecDestroy(&d->dxl));
-  PetscCall(DMDestroy(&d->dahalo));
-  PetscCall(DMDestroy(&d->daout));
+  PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
   PetscCall(PetscFree2(d->work, d->iwork));
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(&d->g));
-  d->halo = 0;
   PetscFunctionReturn(0);
 }
 
@@ -187,37 +152,23 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
   NNConvGeom   *g = &d->g;
-  DM            dain;
   PetscInt      nscalar, nint;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialGetInputDA(l, &dain));
-  PetscCall(VecDestroy(&d->xl));
-  PetscCall(VecDestroy(&d->dxl));
-  PetscCall(DMDestroy(&d->dahalo));
-  PetscCall(DMDestroy(&d->daout));
   PetscCall(PetscFree2(d->work, d->iwork));
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(g));
-  PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * d->filters, &d->dahalo, &d->daout, &d->halo));
-  PetscCall(DMCreateGlobalVector(d->daout, y));
+  PetscCall(NNSpatialHaloSetUp(l, &d->w, l->nbatch * d->filters, &d->h));
+  PetscCall(DMCreateGlobalVector(d->h.daout, y));
 
   PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
-  PetscCall(DMDAGetCorners(d->daout, &g->os[0], &g->os[1], &g->os[2], &g->om[0], &g->om[1], &g->om[2]));
-  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gs[0], &g->gs[1], &g->gs[2], &g->gm[0], &g->gm[1], &g->gm[2]));
-  if (d->nd == 2) {
-    g->os[2] = g->gs[2] = 0;
-    g->om[2] = g->gm[2] = 1;
-  }
+  PetscCall(NNSpatialHaloGetCorners(&d->h, d->nd, g->os, g->om, g->gs, g->gm));
   { /* a halo of nothing (one rank along every axis, zero padding): the input's own array is the ghosted array */
     PetscInt  xs[3], xm[3];
     PetscBool same = PETSC_TRUE;
-    PetscCall(DMDAGetCorners(d->dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
+    PetscCall(DMDAGetCorners(d->h.dahalo, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
     for (PetscInt a = 0; a < d->nd; a++) same = (PetscBool)(same && xs[a] == g->gs[a] && xm[a] == g->gm[a]);
-    if (!same) {
-      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl));
-      PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
-    }
+    if (!same) PetscCall(NNSpatialHaloCreateVecs(&d->h));
   }
   g->ntap = 1;
   for (PetscInt a = 0; a < 3; a++) {
@@ -255,18 +206,7 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
 static PetscErrorCode NNConvCheckReady(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCheck(((NNLayer_Conv *)l->data)->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  PetscFunctionReturn(0);
-}
-
-/* the input with its halo in d->xl (lent shared storage slot 0 until NNSpatialHaloVecRestore()); nothing without a halo */
-static PetscErrorCode NNConvExchangeHalo(NNLayer_Conv *d, Vec x)
-{
-  PetscFunctionBegin;
-  if (!d->xl) PetscFunctionReturn(0);
-  PetscCall(NNSpatialHaloVecGet(d->xl, 0));
-  PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
-  PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
+  PetscCheck(((NNLayer_Conv *)l->data)->h.daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
   PetscFunctionReturn(0);
 }
 
@@ -277,6 +217,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   NNConvPass         pass;
   const PetscScalar *xa, *W = l->theta, *b;
   PetscScalar       *ya;
+  Vec                xin;
   PetscLogDouble     flops, wflops = 0;
 
   PetscFunctionBegin;
@@ -291,8 +232,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
       if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
     }
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
-  PetscCall(NNConvExchangeHalo(d, x));
-  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
+  PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
+  PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
   if (g.alg == NN_CONV_WINOGRAD) {
@@ -315,8 +256,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   pass.U  = d->U;
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   PetscCall(VecRestoreArrayWrite(y, &ya));
-  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
-  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
+  PetscCall(VecRestoreArrayRead(xin, &xa));
+  PetscCall(NNSpatialHaloRestoreInput(&d->h));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
@@ -328,6 +269,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   NNConvPass         pass;
   const PetscScalar *xa, *dya;
   PetscScalar       *dxa = NULL;
+  Vec                xin, dxin = NULL;
   PetscMPIInt        cnt;
   PetscLogDouble     flops, wflops = 0;
 
@@ -337,13 +279,13 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(PetscArrayzero(d->dU, NNConvWinogradTransformedSize(&g)));
   PetscCall(PetscArrayzero(d->grad, l->nparam));
-  PetscCall(NNConvExchangeHalo(d, x)); /* again: keeping every layer's ghosted input between the passes costs more memory than an exchange costs time */
-  PetscCall(VecGetArrayRead(d->xl ? d->xl : x, &xa));
+  PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin)); /* again: keeping every layer's ghosted input between the passes costs more memory than an exchange costs time */
+  PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) {
-    if (d->dxl) PetscCall(NNSpatialHaloVecGet(d->dxl, 1));
-    PetscCall(VecZeroEntries(d->dxl ? d->dxl : dx));
-    PetscCall(VecGetArray(d->dxl ? d->dxl : dx, &dxa));
+    PetscCall(NNSpatialHaloGetInputGradient(&d->h, dx, &dxin));
+    PetscCall(VecZeroEntries(dxin));
+    PetscCall(VecGetArray(dxin, &dxa));
   }
   pass.x  = xa;
   pass.y  = NULL;
@@ -362,126 +304,24 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
       if (g.bias && g.alg == NN_CONV_IM2COL) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
     }
   PetscCall(VecRestoreArrayRead(dy, &dya));
-  PetscCall(VecRestoreArrayRead(d->xl ? d->xl : x, &xa));
-  if (d->xl) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
+  PetscCall(VecRestoreArrayRead(xin, &xa));
+  PetscCall(NNSpatialHaloRestoreInput(&d->h));
   /* this layer's parameter gradient, summed over the ranks that hold pieces of the samples */
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   for (PetscInt i = 0; i < l->nparam; i++) l->dtheta[i] += d->grad[i];
-  if (dx && d->dxl) {
-    PetscCall(VecRestoreArray(d->dxl, &dxa));
-    PetscCall(VecZeroEntries(dx));
-    PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(NNSpatialHaloVecRestore(d->dxl, 1));
-  } else if (dx) PetscCall(VecRestoreArray(dx, &dxa));
+  if (dx) {
+    PetscCall(VecRestoreArray(dxin, &dxa));
+    PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));
+  }
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
 
-/* an option of 1 or nd values in PyTorch order ((depth,) height, width) into v[] in x, y, z order */
-static PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt v[3])
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  PetscInt      a[3], b[4], n = d->nd, m = 4;
-  PetscBool     set;
-
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < d->nd; i++) a[i] = v[d->nd - 1 - i];
-  PetscCall(PetscOptionsIntArray(opt, text, man, a, &n, &set));
-  if (!set) PetscFunctionReturn(0);
-  /* PetscOptionsIntArray() reads at most nd values: count them all to refuse extra ones */
-  PetscCall(PetscOptionsGetIntArray(((PetscObject)l)->options, ((PetscObject)l)->prefix, opt, b, &m, NULL));
-  n = PetscMax(n, m);
-  if (n != 1 && n != d->nd) { /* reported by set up: an error inside the options block would leak it */
-    PetscCall(PetscStrncpy(d->badopt, opt + 1, sizeof(d->badopt)));
-    d->badcount = n;
-    PetscFunctionReturn(0);
-  }
-  for (PetscInt i = 0; i < d->nd; i++) v[i] = n == 1 ? a[0] : a[d->nd - 1 - i];
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOptionsObject)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  d->badcount = 0;
-  PetscOptionsHeadBegin(PetscOptionsObject, d->nd == 2 ? "Conv2d layer options" : "Conv3d layer options");
-  PetscCall(PetscOptionsInt("-filters", "Number of output channels", "NNLayerConvSetFilters", d->filters, &d->filters, NULL));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-padding", "Zero padding on each side, one value or one per axis (default dilation*(kernel/2); -1: default)", "NNLayerConvSetPadding", d->pad));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil));
-  PetscCall(PetscOptionsInt("-groups", "Groups: in/groups input channels feed out/groups filters", "NNLayerConvSetGroups", d->groups, &d->groups, NULL));
-  PetscCall(PetscOptionsBool("-bias", "Add a bias", "NNLayerConvSetBias", d->bias, &d->bias, NULL));
-  PetscCall(PetscOptionsBool("-periodic", "Periodic padding (wrap around) instead of zeros: stride 1, odd kernel, padding dilation*(kernel-1)/2", "NNLayerConvSetPeriodic", d->periodic, &d->periodic, NULL));
-  PetscCall(PetscOptionsInt("-threads", "Threads splitting the pixels or batch slots (0: OpenBLAS's thread count; 1: OpenBLAS threads each GEMM)", "", d->threads, &d->threads, NULL));
-  PetscCall(PetscOptionsInt("-winograd", "Winograd output tile per axis (-1: automatic, 0: im2col + GEMM)", "", d->winograd, &d->winograd, NULL));
-  PetscCall(PetscOptionsInt("-tile_rows", "Rows (pixels or tiles times batch slots) of a GEMM block (0: automatic)", "", d->tilerows, &d->tilerows, NULL));
-  PetscOptionsHeadEnd();
-  l->setupcalled = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  char          k[64], s[64], p[64], dl[64];
-  PetscInt      pad[3];
-
-  PetscFunctionBegin;
-  for (PetscInt a = 0; a < 3; a++) pad[a] = d->pad[a] < 0 ? d->dil[a] * (d->k[a] / 2) : d->pad[a];
-  PetscCall(NNConvTupleString(d->nd, d->k, sizeof(k), k));
-  PetscCall(NNConvTupleString(d->nd, d->s, sizeof(s), s));
-  PetscCall(NNConvTupleString(d->nd, pad, sizeof(p), p));
-  PetscCall(NNConvTupleString(d->nd, d->dil, sizeof(dl), dl));
-  PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " filters, kernel %s, stride %s, %s padding %s, dilation %s, groups %" PetscInt_FMT ", bias %s\n", d->filters, k, s, d->periodic ? "periodic" : "zero", p, dl, d->groups, d->bias ? "yes" : "no"));
-  if (d->daout && d->g.alg == NN_CONV_WINOGRAD) {
-    PetscInt mt[3], rt[3];
-    for (PetscInt a = 0; a < 3; a++) {
-      mt[a] = d->g.w.m[a];
-      rt[a] = d->g.w.r[a];
-    }
-    PetscCall(NNConvTupleString(d->nd, mt, sizeof(k), k));
-    PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
-    PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
-  } else if (d->daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
-  PetscFunctionReturn(0);
-}
-
-#define NN_CONV_SETTER(Name, T, field) \
-  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, T v) \
-  { \
-    PetscFunctionBegin; \
-    ((NNLayer_Conv *)l->data)->field = v; \
-    l->setupcalled                   = PETSC_FALSE; \
-    PetscFunctionReturn(0); \
-  }
-#define NN_CONV_SETTER_AXES(Name, field) \
-  static PetscErrorCode NNLayerConvSet##Name##_Conv(NNLayer l, PetscInt v) \
-  { \
-    PetscFunctionBegin; \
-    for (PetscInt a = 0; a < 3; a++) ((NNLayer_Conv *)l->data)->field[a] = v; \
-    l->setupcalled = PETSC_FALSE; \
-    PetscFunctionReturn(0); \
-  }
-NN_CONV_SETTER(Filters, PetscInt, filters)
-NN_CONV_SETTER(Groups, PetscInt, groups)
-NN_CONV_SETTER(Bias, PetscBool, bias)
-NN_CONV_SETTER(Periodic, PetscBool, periodic)
-NN_CONV_SETTER_AXES(KernelSize, k)
-NN_CONV_SETTER_AXES(Stride, s)
-NN_CONV_SETTER_AXES(Padding, pad)
-NN_CONV_SETTER_AXES(Dilation, dil)
-
-static const char *const NNConvSetterNames[] = {"NNLayerConvSetFilters_C", "NNLayerConvSetKernelSize_C", "NNLayerConvSetStride_C", "NNLayerConvSetPadding_C", "NNLayerConvSetBias_C", "NNLayerConvSetPeriodic_C", "NNLayerConvSetDilation_C", "NNLayerConvSetGroups_C"};
-
 static PetscErrorCode NNLayerDestroy_Conv(NNLayer l)
 {
   PetscFunctionBegin;
-  for (size_t i = 0; i < sizeof(NNConvSetterNames) / sizeof(NNConvSetterNames[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[i], NULL));
+  PetscCall(NNConvComposeFunctions(l, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -512,14 +352,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_Conv;
   l->ops->reset           = NNLayerReset_Conv;
   l->ops->destroy         = NNLayerDestroy_Conv;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[0], NNLayerConvSetFilters_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[1], NNLayerConvSetKernelSize_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[2], NNLayerConvSetStride_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[3], NNLayerConvSetPadding_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[4], NNLayerConvSetBias_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[5], NNLayerConvSetPeriodic_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[6], NNLayerConvSetDilation_Conv));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNConvSetterNames[7], NNLayerConvSetGroups_Conv));
+  PetscCall(NNConvComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -589,54 +422,5 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Conv3d(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Conv(l, 3));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerConvSetDilation - sets the dilation (spacing of the kernel taps, default 1) of a convolution layer, on every axis
-
-   Logically Collective
-
-   Input Parameters:
-+  l - the layer
--  dilation - the dilation
-
-   Options Database Key:
-.  -<prefix>dilation <d> - dilation (one value or one per axis)
-
-   Level: intermediate
-
-.seealso: `NNLAYERCONV2D`, `NNLAYERCONV3D`, `NNLayerConvSetPadding()`
-@*/
-PetscErrorCode NNLayerConvSetDilation(NNLayer l, PetscInt dilation)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerConvSetDilation_C", (NNLayer, PetscInt), (l, dilation));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerConvSetGroups - sets the number of groups (default 1) of a convolution layer: input channel
-   group g feeds only filter group g
-
-   Logically Collective
-
-   Input Parameters:
-+  l - the layer
--  groups - the number of groups; it must divide the input channels and the filters
-
-   Options Database Key:
-.  -<prefix>groups <g> - groups
-
-   Level: intermediate
-
-.seealso: `NNLAYERCONV2D`, `NNLAYERCONV3D`, `NNLayerConvSetFilters()`
-@*/
-PetscErrorCode NNLayerConvSetGroups(NNLayer l, PetscInt groups)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerConvSetGroups_C", (NNLayer, PetscInt), (l, groups));
   PetscFunctionReturn(0);
 }

@@ -1,6 +1,7 @@
 /*
-   Private to the convolution layers: layers/conv/conv_*.c (the layer types), layers/conv/conv_run.c (threads),
-   layers/conv/conv_im2col.c and layers/conv/conv_winograd.c (the two algorithms).
+   Private to the convolution layers: layers/conv/conv.c (the layer types), layers/conv/convopts.c (options,
+   setters, getters, view), layers/conv/conv_run.c (threads), layers/conv/conv_im2col.c and
+   layers/conv/conv_winograd.c (the two algorithms).
 */
 #pragma once
 
@@ -86,3 +87,30 @@ PETSC_INTERN PetscErrorCode NNConvWinogradWeights(const NNConvGeom *, const Pets
 PETSC_INTERN PetscErrorCode NNConvWinogradWeightGradient(const NNConvGeom *, const PetscScalar *, PetscScalar *, PetscScalar *, PetscLogDouble *);
 PETSC_INTERN void           NNConvWinogradForward(NNConvTask *);
 PETSC_INTERN void           NNConvWinogradBackward(NNConvTask *);
+
+/* the conv2d / conv3d layer */
+typedef struct {
+  PetscInt  nd;                          /* 2 or 3 */
+  PetscInt  filters, groups;
+  PetscInt  k[3], s[3], pad[3], dil[3]; /* per axis in x, y, z order; pad < 0: dilation*(kernel/2) */
+  PetscBool bias, periodic;
+  PetscInt  threads;                     /* 0: OpenBLAS's thread count */
+  PetscInt  tilerows;                    /* rows of a GEMM block (0: automatic) */
+  PetscInt  winograd;                    /* Winograd output tile (-1: automatic, 0: im2col) */
+  char      badopt[32];                  /* a per-axis option given with a wrong number of values, */
+  PetscInt  badcount;                    /* and that number (0: none) */
+
+  NNSpatialWindow w;                     /* the window in use (padding resolved) */
+  NNConvGeom      g;
+  PetscInt        nthreads;
+  NNSpatialHalo   h;                     /* halo and output DMDAs, the ghosted input and its gradient (lent per pass) */
+  PetscScalar    *Wp, *dWp, *grad;      /* packed weights, their gradient, the layer's gradient */
+  PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
+  PetscScalar    *work;
+  PetscInt       *iwork;
+} NNLayer_Conv;
+
+/* convopts.c */
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerView_Conv(NNLayer, PetscViewer);
+PETSC_INTERN PetscErrorCode NNConvComposeFunctions(NNLayer, PetscBool); /* compose (PETSC_TRUE) or remove the type-specific setters and getters */

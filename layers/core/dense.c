@@ -4,6 +4,67 @@
    Parameters follow torch.nn.Linear: weight [out,in] row-major, then bias [out].
    With samples stored contiguously ([n][in] row-major), the forward pass is one GEMM
    Y = X W^T, and the backward pass two: dX = dY W and dW += dY^T X.
+
+   ------------------------------------------------------------------------------------------------
+   This file is also the model of a layer type (as PETSc's jacobi.c is of a PC type). A layer type is
+   a create routine that fills the ops table of include/petnn/private/layerimpl.h and allocates the
+   type's private data; everything else is callbacks the NNLayer interface (src/layer/interface/)
+   and the network (src/nn/) call at the right time. examples/custom_layer.c writes one outside the
+   library (a swish with a learnable slope) and tutorials/08-custom-layer.md walks through it.
+
+   Registration. Built-in types are one row of the {name, create} table in layers/register.c, with
+   their NNLAYER* name in include/petnn.h (tests/layer_types.c checks the two agree). A program adds
+   its own with NNLayerRegister("name", create) after PetscInitialize(); -<layer>_type name and
+   NNAddLayer(net, "name", ...) then find it, -help lists it, -log_view shows NNFwd_name/NNBwd_name.
+
+   The create routine (NNLayerCreate_Dense() below) sets l->data and the callbacks:
+     setfromoptions  read -<prefix>option values (the prefix is "<layer name>_"), PetscOptionsHeadBegin()
+     setup           from l->inshape (one sample, PyTorch order) and l->nbatch (the batch capacity):
+                     set l->outshape, declare the tensors with NNLayerAddTensor() in state_dict order and
+                     with PyTorch's names and shapes, allocate workspace sized for nbatch samples. A
+                     shape the type cannot take is an error naming the layer, its input and the fix
+                     (NNLayerCheckInputRank()). NNLayerSetUp() calls reset first, so setup may run again.
+     initialize      fill the parameters l->theta (and buffers l->buf), drawing from l->rng as PyTorch's
+                     reset_parameters() does, so a seed (-nn_seed) reproduces the network
+     forward         y = f(x) for the first n <= nbatch samples, sample after sample ([n][size] each
+                     contiguous); keep what backward needs (in l->data); l->training says train or eval
+     backward        THE CONTRACT: given the forward pass's x and y and the output gradient dy,
+                       - overwrite dx with f'(x)^T dy, the input gradient; dx is NULL when nobody needs
+                         it (the first layer): skip that work;
+                       - ADD the parameter gradient into l->dtheta (never overwrite it): the network
+                         zeroes it once per batch, and ODE blocks call backward once per time step on
+                         the same slice and rely on the sum;
+                       - change neither theta nor x, y, dy.
+     view            one line of the type's settings under NNLayerView()'s line (type, shapes, count)
+     reset, destroy  free what setup made; free l->data and remove the composed setters
+   Types whose activations are distributed (a DMDA with halos: conv, pool) set forwardvec, backwardvec
+   and createoutputvec instead of forward and backward (layers/conv/conv.c). A pointwise array-level
+   type (no parameters, as many outputs as inputs: activations, dropout) also runs on DMDA
+   activations unchanged when it loops over n * l->localsize entries (layers/activation/activation.c).
+
+   Parameters. The network keeps all parameters in one Vec (and their gradient in another); during a
+   pass l->theta and l->dtheta point at this layer's slice, each tensor at its NNTensor offset in
+   NNLayerAddTensor() order: here weight [units][in] at 0, then bias [units] at units*in. Buffers
+   (NN_TENSOR_BUFFER: running statistics) live in l->buf and are checkpointed, not trained. Names and
+   shapes are PyTorch's, so checkpoints load into torch.nn modules (tutorials/load_in_pytorch.py).
+
+   Type-specific setters. NNLayerDenseSetUnits(l, n) (at the end of this file) calls
+   PetscTryMethod(l, "NNLayerDenseSetUnits_C", ...), which finds NNLayerDenseSetUnits_Dense() composed
+   by the create routine (NNLayerComposeFunctions(), a table of PetscObjectComposeFunction() calls that
+   destroy undoes): on a layer of another type it does nothing.
+   Getters use PetscUseMethod() (an error on another type). Name the options after their setters.
+
+   Tests a new type needs (each type has them):
+     - finite differences of the input and parameter gradients of a small network holding the layer,
+       with smooth inputs away from kinks: a case in tests/layers.c (NNGradientCheck(), tolerance 1e-6);
+     - the same numbers as PyTorch: a case in tests/torch_crosscheck.py (outputs, loss, input gradient
+       and every parameter gradient to 1e-10 relative, state_dict names checked), or a closed-form
+       reference where torch has no such module (examples/custom_layer.c);
+     - for a type that communicates (halos, reductions over ranks), the dot-product adjoint test
+       <F x, y> = <x, F^T y> with global reductions (tests/spatial.c) and 1 rank vs N ranks agreeing
+       (tests/conv.c, tests/pool.c, tests/bn_spatial.c);
+     - its errors (bad shapes, bad option values) in tests/errors.c, its view in a test's output.
+   Checkpoints (NNCheckpointSave/Load) cover the declared tensors without type-specific code.
 */
 #include <petnn/private/nnimpl.h>
 #include <cblas.h>
@@ -111,11 +172,32 @@ static PetscErrorCode NNLayerDenseSetBias_Dense(NNLayer l, PetscBool bias)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerDenseGetUnits_Dense(NNLayer l, PetscInt *units)
+{
+  PetscFunctionBegin;
+  *units = ((NNLayer_Dense *)l->data)->units;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerDenseGetBias_Dense(NNLayer l, PetscBool *bias)
+{
+  PetscFunctionBegin;
+  *bias = ((NNLayer_Dense *)l->data)->bias;
+  PetscFunctionReturn(0);
+}
+
+/* the type-specific functions, composed by the create routine and removed by destroy */
+static const NNLayerFunction NNDenseFunctions[] = {
+  {"NNLayerDenseSetUnits_C", (PetscVoidFunction)NNLayerDenseSetUnits_Dense},
+  {"NNLayerDenseGetUnits_C", (PetscVoidFunction)NNLayerDenseGetUnits_Dense},
+  {"NNLayerDenseSetBias_C",  (PetscVoidFunction)NNLayerDenseSetBias_Dense },
+  {"NNLayerDenseGetBias_C",  (PetscVoidFunction)NNLayerDenseGetBias_Dense },
+};
+
 static PetscErrorCode NNLayerDestroy_Dense(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetUnits_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetBias_C", NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNDenseFunctions), NNDenseFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -148,7 +230,87 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->setfromoptions  = NNLayerSetFromOptions_Dense;
   l->ops->view            = NNLayerView_Dense;
   l->ops->destroy         = NNLayerDestroy_Dense;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetUnits_C", NNLayerDenseSetUnits_Dense));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerDenseSetBias_C", NNLayerDenseSetBias_Dense));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNDenseFunctions), NNDenseFunctions, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerDenseSetUnits - sets the number of output features of a dense layer
+
+   Options Database Key:
+.  -<prefix>units <n> - output features
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerDenseSetUnits(NNLayer l, PetscInt units)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerDenseSetUnits_C", (NNLayer, PetscInt), (l, units));
+  PetscFunctionReturn(0);
+}
+
+
+/*@
+   NNLayerDenseSetBias - sets whether a dense layer has a bias
+
+   Options Database Key:
+.  -<prefix>bias <bool> - use a bias (default true)
+
+   Level: beginner
+@*/
+PetscErrorCode NNLayerDenseSetBias(NNLayer l, PetscBool bias)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscTryMethod(l, "NNLayerDenseSetBias_C", (NNLayer, PetscBool), (l, bias));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerDenseGetUnits - gets the number of output features of a dense layer
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (dense)
+
+   Output Parameter:
+.  units - the number of output features
+
+   Level: beginner
+
+.seealso: `NNLayerDenseSetUnits()`
+@*/
+PetscErrorCode NNLayerDenseGetUnits(NNLayer l, PetscInt *units)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(units, 2);
+  PetscUseMethod(l, "NNLayerDenseGetUnits_C", (NNLayer, PetscInt *), (l, units));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerDenseGetBias - gets whether a dense layer has a bias
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (dense)
+
+   Output Parameter:
+.  bias - PETSC_TRUE when it adds a bias
+
+   Level: beginner
+
+.seealso: `NNLayerDenseSetBias()`
+@*/
+PetscErrorCode NNLayerDenseGetBias(NNLayer l, PetscBool *bias)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidBoolPointer(bias, 2);
+  PetscUseMethod(l, "NNLayerDenseGetBias_C", (NNLayer, PetscBool *), (l, bias));
   PetscFunctionReturn(0);
 }

@@ -40,7 +40,7 @@ static PetscErrorCode NNLayerReset_Dropout(NNLayer l)
 static PetscErrorCode NNLayerForward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
-  PetscInt         N = n * NNShapeSize(&l->inshape);
+  PetscInt         N = n * l->localsize;
 
   PetscFunctionBegin;
   d->masked = (PetscBool)(l->training && d->rate > 0);
@@ -63,7 +63,7 @@ static PetscErrorCode NNLayerForward_Dropout(NNLayer l, PetscInt n, const PetscS
 static PetscErrorCode NNLayerBackward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
-  PetscInt         N = n * NNShapeSize(&l->inshape);
+  PetscInt         N = n * l->localsize;
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);

@@ -17,14 +17,14 @@ static PetscErrorCode NNLayerSetUp_Flatten(NNLayer l)
 static PetscErrorCode NNLayerForward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   PetscFunctionBegin;
-  PetscCall(PetscArraycpy(y, x, n * NNShapeSize(&l->inshape)));
+  PetscCall(PetscArraycpy(y, x, n * l->localsize));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   PetscFunctionBegin;
-  if (dx) PetscCall(PetscArraycpy(dx, dy, n * NNShapeSize(&l->inshape)));
+  if (dx) PetscCall(PetscArraycpy(dx, dy, n * l->localsize));
   PetscFunctionReturn(0);
 }
 

@@ -10,16 +10,15 @@
    Tensors (state_dict order and names of PyTorch): weight [C] (1), bias [C] (0), running_mean [C] (0),
    running_var [C] (1), num_batches_tracked [1] (0).
 
-   The per-channel reductions are written for a layout [n][C][inner] (inner = 1 here; H*W for a
-   spatial batch norm over N,H,W) and take an MPI communicator over which the partial sums are
-   added (MPI_COMM_NULL: none), so a spatial, domain-decomposed version reuses them unchanged:
-   the sample count m is then the global count n*H*W summed over the group.
+   The per-channel reductions are written for a layout [n][C][inner] (inner = 1 here) and take an MPI
+   communicator over which the partial sums are added (MPI_COMM_NULL: none). The spatial types
+   (layers/norm/batchnormspatial.c) run their own kernels over channels-last runs; the tensors,
+   options, setters and running statistics of both are layers/norm/batchnormbase.c.
 */
-#include <petnn/private/nnimpl.h>
+#include "batchnorm.h"
 
 typedef struct {
-  PetscReal    momentum, eps;
-  PetscInt     C;             /* channels */
+  NNBatchNormBase p;          /* momentum, epsilon, channels (layers/norm/batchnormbase.c) */
   PetscScalar *xhat;          /* normalized input of the last forward pass, capacity nbatch*C */
   PetscScalar *mean, *invstd; /* statistics used by the last forward pass, [C] each */
   PetscScalar *s1, *s2;       /* reduction workspace, [C] each */
@@ -135,20 +134,12 @@ static void NNBatchNormInputGradient(PetscInt n, PetscInt C, PetscInt inner, Pet
 static PetscErrorCode NNLayerSetUp_BatchNorm1d(NNLayer l)
 {
   NNLayer_BatchNorm *bn = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C, one = 1;
+  PetscInt           C;
 
   PetscFunctionBegin;
   PetscCall(NNLayerCheckInputRank(l, 1));
-  C           = l->inshape.dim[0];
-  bn->C       = C;
-  l->outshape = l->inshape;
-  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "running_mean", NN_TENSOR_BUFFER, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "running_var", NN_TENSOR_BUFFER, 1, &C));
-  /* PyTorch stores num_batches_tracked as an int64 scalar (shape []); here it is a count held in a
-     double (exact up to 2^53) in a [1] buffer; the checkpoint writer converts it */
-  PetscCall(NNLayerAddTensor(l, "num_batches_tracked", NN_TENSOR_BUFFER, 1, &one));
+  C = l->inshape.dim[0];
+  PetscCall(NNBatchNormSetUpTensors(l, C));
   PetscCall(PetscMalloc5(l->nbatch * C, &bn->xhat, C, &bn->mean, C, &bn->invstd, C, &bn->s1, C, &bn->s2));
   bn->batchstats = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -163,28 +154,10 @@ static PetscErrorCode NNLayerReset_BatchNorm1d(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* PyTorch's reset_parameters() and reset_running_stats() */
-static PetscErrorCode NNLayerInitialize_BatchNorm1d(NNLayer l)
-{
-  NNLayer_BatchNorm *bn    = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C     = bn->C;
-  PetscScalar       *theta = (PetscScalar *)l->theta, *buf = l->buf;
-
-  PetscFunctionBegin;
-  for (PetscInt c = 0; c < C; c++) {
-    theta[c]     = 1.0; /* weight */
-    theta[C + c] = 0.0; /* bias */
-    buf[c]       = 0.0; /* running_mean */
-    buf[C + c]   = 1.0; /* running_var */
-  }
-  buf[2 * C] = 0.0; /* num_batches_tracked */
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode NNLayerForward_BatchNorm1d(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   NNLayer_BatchNorm *bn = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C  = bn->C;
+  PetscInt           C  = bn->p.C;
   const PetscScalar *gamma = l->theta, *beta = l->theta + C;
   PetscScalar       *rmean = l->buf, *rvar = l->buf + C, *nbt = l->buf + 2 * C;
 
@@ -199,19 +172,12 @@ static PetscErrorCode NNLayerForward_BatchNorm1d(NNLayer l, PetscInt n, const Pe
     PetscCall(NNBatchNormChannelSums(MPI_COMM_NULL, n, C, 1, x, bn->mean, bn->s1, bn->s2));
     for (PetscInt c = 0; c < C; c++) {
       PetscScalar d   = bn->s1[c] / m;
-      PetscScalar var = PetscMax(PetscRealPart(bn->s2[c] / m - d * d), 0.0); /* biased */
+      PetscReal   var = PetscMax(PetscRealPart(bn->s2[c] / m - d * d), 0.0); /* biased */
       bn->mean[c] += d;
-      bn->invstd[c] = 1.0 / PetscSqrtScalar(var + bn->eps);
-      rmean[c]      = (1 - bn->momentum) * rmean[c] + bn->momentum * bn->mean[c];
-      rvar[c]       = (1 - bn->momentum) * rvar[c] + bn->momentum * var * m / (m - 1);
+      NNBatchNormTrainingStats(&bn->p, c, bn->mean[c], var, m, bn->invstd, rmean, rvar);
     }
     nbt[0] += 1;
-  } else {
-    for (PetscInt c = 0; c < C; c++) {
-      bn->mean[c]   = rmean[c];
-      bn->invstd[c] = 1.0 / PetscSqrtScalar(rvar[c] + bn->eps);
-    }
-  }
+  } else NNBatchNormRunningStats(&bn->p, rmean, rvar, bn->mean, bn->invstd);
   NNBatchNormApply(n, C, 1, x, bn->mean, bn->invstd, gamma, beta, bn->xhat, y);
   PetscCall(PetscLogFlops(4.0 * n * C));
   PetscFunctionReturn(0);
@@ -220,7 +186,7 @@ static PetscErrorCode NNLayerForward_BatchNorm1d(NNLayer l, PetscInt n, const Pe
 static PetscErrorCode NNLayerBackward_BatchNorm1d(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_BatchNorm *bn    = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C     = bn->C;
+  PetscInt           C     = bn->p.C;
   const PetscScalar *gamma = l->theta;
   PetscScalar       *dgamma = l->dtheta, *dbeta = l->dtheta + C;
 
@@ -238,53 +204,12 @@ static PetscErrorCode NNLayerBackward_BatchNorm1d(NNLayer l, PetscInt n, const P
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBatchNormSetMomentum_BatchNorm(NNLayer l, PetscReal m)
-{
-  PetscFunctionBegin;
-  PetscCheck(m >= 0 && m <= 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch-norm layer %s: momentum %g is invalid (-%smomentum); valid values are 0 <= momentum <= 1", ((PetscObject)l)->name, (double)m, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
-  ((NNLayer_BatchNorm *)l->data)->momentum = m;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerBatchNormSetEpsilon_BatchNorm(NNLayer l, PetscReal eps)
-{
-  PetscFunctionBegin;
-  PetscCheck(eps > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch-norm layer %s: epsilon %g is invalid (-%sepsilon); it must be positive", ((PetscObject)l)->name, (double)eps, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
-  ((NNLayer_BatchNorm *)l->data)->eps = eps;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerSetFromOptions_BatchNorm1d(NNLayer l, PetscOptionItems *PetscOptionsObject)
-{
-  NNLayer_BatchNorm *bn = (NNLayer_BatchNorm *)l->data;
-  PetscReal          m = bn->momentum, eps = bn->eps;
-  PetscBool          flg;
-
-  PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "Batch-norm layer options");
-  PetscCall(PetscOptionsReal("-momentum", "Running-statistics momentum (PyTorch convention)", "NNLayerBatchNormSetMomentum", m, &m, &flg));
-  if (flg) PetscCall(NNLayerBatchNormSetMomentum_BatchNorm(l, m));
-  PetscCall(PetscOptionsReal("-epsilon", "Added to the variance before the square root", "NNLayerBatchNormSetEpsilon", eps, &eps, &flg));
-  if (flg) PetscCall(NNLayerBatchNormSetEpsilon_BatchNorm(l, eps));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode NNLayerView_BatchNorm1d(NNLayer l, PetscViewer v)
 {
   NNLayer_BatchNorm *bn = (NNLayer_BatchNorm *)l->data;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "momentum %g, epsilon %g\n", (double)bn->momentum, (double)bn->eps));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerDestroy_BatchNorm1d(NNLayer l)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetMomentum_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetEpsilon_C", NULL));
-  PetscCall(PetscFree(l->data));
+  PetscCall(PetscViewerASCIIPrintf(v, "momentum %g, epsilon %g\n", (double)bn->p.momentum, (double)bn->p.eps));
   PetscFunctionReturn(0);
 }
 
@@ -310,18 +235,12 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&bn));
-  bn->momentum           = 0.1;
-  bn->eps                = 1e-5;
-  l->data                = bn;
-  l->ops->setup          = NNLayerSetUp_BatchNorm1d;
-  l->ops->reset          = NNLayerReset_BatchNorm1d;
-  l->ops->initialize     = NNLayerInitialize_BatchNorm1d;
-  l->ops->forward        = NNLayerForward_BatchNorm1d;
-  l->ops->backward       = NNLayerBackward_BatchNorm1d;
-  l->ops->setfromoptions = NNLayerSetFromOptions_BatchNorm1d;
-  l->ops->view           = NNLayerView_BatchNorm1d;
-  l->ops->destroy        = NNLayerDestroy_BatchNorm1d;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetMomentum_C", NNLayerBatchNormSetMomentum_BatchNorm));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetEpsilon_C", NNLayerBatchNormSetEpsilon_BatchNorm));
+  l->data          = bn;
+  l->ops->setup    = NNLayerSetUp_BatchNorm1d;
+  l->ops->reset    = NNLayerReset_BatchNorm1d;
+  l->ops->forward  = NNLayerForward_BatchNorm1d;
+  l->ops->backward = NNLayerBackward_BatchNorm1d;
+  l->ops->view     = NNLayerView_BatchNorm1d;
+  PetscCall(NNBatchNormCreateBase(l));
   PetscFunctionReturn(0);
 }

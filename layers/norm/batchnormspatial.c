@@ -33,12 +33,11 @@
      input gradient dx = gamma invstd (dy - sum(dy)/m - xhat sum(dy xhat)/m).
    xhat is recomputed from the forward input x in backward (no activation-sized workspace).
 */
-#include <petnn/private/nnimpl.h>
+#include "batchnorm.h"
 
 typedef struct {
-  PetscReal    momentum, eps;
+  NNBatchNormBase p;          /* momentum, epsilon, channels (layers/norm/batchnormbase.c) */
   PetscInt     nd;            /* spatial dimensions: 2 or 3 */
-  PetscInt     C;             /* channels */
   PetscScalar *mean, *invstd; /* statistics used by the last forward pass, [C] each */
   PetscScalar *s1, *s2;       /* per-channel workspace, [C] each */
   PetscScalar *sums;          /* backward sums [2C]: sum dy, sum dy (x - mean) */
@@ -51,11 +50,6 @@ typedef struct {
   MPI_Datatype stattype;      /* 3 reals: one channel's (count, mean, M2) */
   MPI_Op       statop;        /* pairwise combination of (count, mean, M2) */
 } NNLayer_BatchNormSpatial;
-
-static const char *NNLayerPrefix(NNLayer l)
-{
-  return ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
-}
 
 /* ---------------------------------------------------------------- statistics */
 
@@ -185,7 +179,7 @@ static void NNBNExpand(PetscInt n, PetscInt C, const PetscScalar *v, PetscScalar
 */
 static PetscErrorCode NNBatchNormSpatialLocalStats(NNLayer_BatchNormSpatial *bn, PetscInt npix, PetscInt nb, PetscInt n, const PetscScalar *x)
 {
-  PetscInt  C = bn->C, D = nb * C, L = n * C;
+  PetscInt  C = bn->p.C, D = nb * C, L = n * C;
   PetscReal cnt = (PetscReal)npix * (PetscReal)n;
 
   PetscFunctionBegin;
@@ -213,7 +207,7 @@ static PetscErrorCode NNBatchNormSpatialLocalStats(NNLayer_BatchNormSpatial *bn,
 static PetscErrorCode NNLayerSetUp_BatchNormSpatial(NNLayer l)
 {
   NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
-  PetscInt                  C, one = 1;
+  PetscInt                  C;
 
   PetscFunctionBegin;
   if (l->inshape.ndim != bn->nd + 1) {
@@ -222,15 +216,8 @@ static PetscErrorCode NNLayerSetUp_BatchNormSpatial(NNLayer l)
     SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Batch-norm layer %s (%s) needs %s samples but %s produces shape %s; use %s", ((PetscObject)l)->name, ((PetscObject)l)->type_name, bn->nd == 2 ? "(C,H,W)" : "(C,D,H,W)", l->inputname ? l->inputname : "its input", s,
             l->inshape.ndim == 1 ? NNLAYERBATCHNORM1D " for flat features" : (l->inshape.ndim == 3 ? NNLAYERBATCHNORM2D " for (C,H,W) samples" : (l->inshape.ndim == 4 ? NNLAYERBATCHNORM3D " for (C,D,H,W) samples" : "a layer that matches the shape")));
   }
-  C           = l->inshape.dim[0];
-  bn->C       = C;
-  l->outshape = l->inshape;
-  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "running_mean", NN_TENSOR_BUFFER, 1, &C));
-  PetscCall(NNLayerAddTensor(l, "running_var", NN_TENSOR_BUFFER, 1, &C));
-  /* a count held in a double in a [1] buffer, as batchnorm1d (the checkpoint writer converts it) */
-  PetscCall(NNLayerAddTensor(l, "num_batches_tracked", NN_TENSOR_BUFFER, 1, &one));
+  C = l->inshape.dim[0];
+  PetscCall(NNBatchNormSetUpTensors(l, C));
   PetscCall(PetscMalloc6(C, &bn->mean, C, &bn->invstd, C, &bn->s1, C, &bn->s2, 2 * C, &bn->sums, 3 * C, &bn->stats));
   PetscCall(PetscMalloc5(l->nbatch * C, &bn->mue, l->nbatch * C, &bn->acc1, l->nbatch * C, &bn->acc2, l->nbatch * C, &bn->ae, l->nbatch * C, &bn->be));
   PetscCallMPI(MPI_Type_contiguous(3, MPIU_REAL, &bn->stattype));
@@ -249,24 +236,6 @@ static PetscErrorCode NNLayerReset_BatchNormSpatial(NNLayer l)
   PetscCall(PetscFree5(bn->mue, bn->acc1, bn->acc2, bn->ae, bn->be));
   if (bn->stattype != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&bn->stattype));
   if (bn->statop != MPI_OP_NULL) PetscCallMPI(MPI_Op_free(&bn->statop));
-  PetscFunctionReturn(0);
-}
-
-/* PyTorch's reset_parameters() and reset_running_stats() */
-static PetscErrorCode NNLayerInitialize_BatchNormSpatial(NNLayer l)
-{
-  NNLayer_BatchNormSpatial *bn    = (NNLayer_BatchNormSpatial *)l->data;
-  PetscInt                  C     = bn->C;
-  PetscScalar              *theta = (PetscScalar *)l->theta, *buf = l->buf;
-
-  PetscFunctionBegin;
-  for (PetscInt c = 0; c < C; c++) {
-    theta[c]     = 1.0; /* weight */
-    theta[C + c] = 0.0; /* bias */
-    buf[c]       = 0.0; /* running_mean */
-    buf[C + c]   = 1.0; /* running_var */
-  }
-  buf[2 * C] = 0.0; /* num_batches_tracked */
   PetscFunctionReturn(0);
 }
 
@@ -297,7 +266,7 @@ static PetscErrorCode NNLayerForwardVec_BatchNormSpatial(NNLayer l, PetscInt n, 
 {
   NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
   MPI_Comm                  comm = PetscObjectComm((PetscObject)l);
-  PetscInt                  C = bn->C, nb = l->nbatch, D = nb * C, npix;
+  PetscInt                  C = bn->p.C, nb = l->nbatch, D = nb * C, npix;
   PetscReal                 m = (PetscReal)n * (PetscReal)(NNShapeSize(&l->inshape) / C); /* values per channel */
   const PetscScalar        *gamma = l->theta, *beta = l->theta + C, *xa;
   PetscScalar              *rmean = l->buf, *rvar = l->buf + C, *nbt = l->buf + 2 * C, *ya, *a = bn->s1;
@@ -314,17 +283,10 @@ static PetscErrorCode NNLayerForwardVec_BatchNormSpatial(NNLayer l, PetscInt n, 
     for (PetscInt c = 0; c < C; c++) {
       PetscReal var = bn->stats[3 * c + 2] / m; /* biased */
       bn->mean[c]   = bn->stats[3 * c + 1];
-      bn->invstd[c] = 1.0 / PetscSqrtReal(var + bn->eps);
-      rmean[c]      = (1 - bn->momentum) * rmean[c] + bn->momentum * bn->mean[c];
-      rvar[c]       = (1 - bn->momentum) * rvar[c] + bn->momentum * var * m / (m - 1);
+      NNBatchNormTrainingStats(&bn->p, c, bn->mean[c], var, m, bn->invstd, rmean, rvar);
     }
     nbt[0] += 1;
-  } else {
-    for (PetscInt c = 0; c < C; c++) {
-      bn->mean[c]   = rmean[c];
-      bn->invstd[c] = 1.0 / PetscSqrtScalar(rvar[c] + bn->eps);
-    }
-  }
+  } else NNBatchNormRunningStats(&bn->p, rmean, rvar, bn->mean, bn->invstd);
   for (PetscInt c = 0; c < C; c++) a[c] = gamma[c] * bn->invstd[c];
   NNBNExpand(n, C, a, bn->ae);
   NNBNExpand(n, C, beta, bn->be);
@@ -340,7 +302,7 @@ static PetscErrorCode NNLayerForwardVec_BatchNormSpatial(NNLayer l, PetscInt n, 
 static PetscErrorCode NNLayerBackwardVec_BatchNormSpatial(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
   NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
-  PetscInt                  C = bn->C, nb = l->nbatch, D = nb * C, L = n * C, npix;
+  PetscInt                  C = bn->p.C, nb = l->nbatch, D = nb * C, L = n * C, npix;
   PetscReal                 m     = (PetscReal)n * (PetscReal)(NNShapeSize(&l->inshape) / C);
   const PetscScalar        *gamma = l->theta, *xa, *dya;
   PetscScalar              *dgamma = l->dtheta, *dbeta = l->dtheta + C, *sdy = bn->sums, *sdx = bn->sums + C, *dxa;
@@ -386,38 +348,6 @@ static PetscErrorCode NNLayerBackwardVec_BatchNormSpatial(NNLayer l, PetscInt n,
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBatchNormSetMomentum_BatchNormSpatial(NNLayer l, PetscReal m)
-{
-  PetscFunctionBegin;
-  PetscCheck(m >= 0 && m <= 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch-norm layer %s: momentum %g is invalid (-%smomentum); valid values are 0 <= momentum <= 1", ((PetscObject)l)->name, (double)m, NNLayerPrefix(l));
-  ((NNLayer_BatchNormSpatial *)l->data)->momentum = m;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerBatchNormSetEpsilon_BatchNormSpatial(NNLayer l, PetscReal eps)
-{
-  PetscFunctionBegin;
-  PetscCheck(eps > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch-norm layer %s: epsilon %g is invalid (-%sepsilon); it must be positive", ((PetscObject)l)->name, (double)eps, NNLayerPrefix(l));
-  ((NNLayer_BatchNormSpatial *)l->data)->eps = eps;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerSetFromOptions_BatchNormSpatial(NNLayer l, PetscOptionItems *PetscOptionsObject)
-{
-  NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
-  PetscReal                 m = bn->momentum, eps = bn->eps;
-  PetscBool                 flg;
-
-  PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "Batch-norm layer options");
-  PetscCall(PetscOptionsReal("-momentum", "Running-statistics momentum (PyTorch convention)", "NNLayerBatchNormSetMomentum", m, &m, &flg));
-  if (flg) PetscCall(NNLayerBatchNormSetMomentum_BatchNormSpatial(l, m));
-  PetscCall(PetscOptionsReal("-epsilon", "Added to the variance before the square root", "NNLayerBatchNormSetEpsilon", eps, &eps, &flg));
-  if (flg) PetscCall(NNLayerBatchNormSetEpsilon_BatchNormSpatial(l, eps));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode NNLayerView_BatchNormSpatial(NNLayer l, PetscViewer v)
 {
   NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
@@ -425,16 +355,7 @@ static PetscErrorCode NNLayerView_BatchNormSpatial(NNLayer l, PetscViewer v)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)l), &size));
-  PetscCall(PetscViewerASCIIPrintf(v, "momentum %g, epsilon %g, statistics over batch and %s reduced over %d rank%s\n", (double)bn->momentum, (double)bn->eps, bn->nd == 2 ? "H x W" : "D x H x W", size, size > 1 ? "s" : ""));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerDestroy_BatchNormSpatial(NNLayer l)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetMomentum_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetEpsilon_C", NULL));
-  PetscCall(PetscFree(l->data));
+  PetscCall(PetscViewerASCIIPrintf(v, "momentum %g, epsilon %g, statistics over batch and %s reduced over %d rank%s\n", (double)bn->p.momentum, (double)bn->p.eps, bn->nd == 2 ? "H x W" : "D x H x W", size, size > 1 ? "s" : ""));
   PetscFunctionReturn(0);
 }
 
@@ -445,22 +366,16 @@ static PetscErrorCode NNLayerCreate_BatchNormSpatial(NNLayer l, PetscInt nd)
   PetscFunctionBegin;
   PetscCall(PetscNew(&bn));
   bn->nd                  = nd;
-  bn->momentum            = 0.1;
-  bn->eps                 = 1e-5;
   bn->stattype            = MPI_DATATYPE_NULL;
   bn->statop              = MPI_OP_NULL;
   l->data                 = bn;
   l->ops->setup           = NNLayerSetUp_BatchNormSpatial;
   l->ops->reset           = NNLayerReset_BatchNormSpatial;
-  l->ops->initialize      = NNLayerInitialize_BatchNormSpatial;
   l->ops->forwardvec      = NNLayerForwardVec_BatchNormSpatial;
   l->ops->backwardvec     = NNLayerBackwardVec_BatchNormSpatial;
   l->ops->createoutputvec = NNLayerCreateOutputVec_BatchNormSpatial;
-  l->ops->setfromoptions  = NNLayerSetFromOptions_BatchNormSpatial;
   l->ops->view            = NNLayerView_BatchNormSpatial;
-  l->ops->destroy         = NNLayerDestroy_BatchNormSpatial;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetMomentum_C", NNLayerBatchNormSetMomentum_BatchNormSpatial));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerBatchNormSetEpsilon_C", NNLayerBatchNormSetEpsilon_BatchNormSpatial));
+  PetscCall(NNBatchNormCreateBase(l));
   PetscFunctionReturn(0);
 }
 

@@ -22,23 +22,10 @@
    Non-overlapping windows (stride >= kernel) write the input gradient once (a select, no
    accumulation, no zeroing when the windows tile the subdomain); overlapping ones scatter-add.
 */
-#include <petnn/private/nnimpl.h>
+#include "pool.h"
 
 #define NN_POOL_BLOCK 512 /* entries of a run processed at a time (max pooling keeps value and argmax in L1) */
 
-typedef struct {
-  PetscInt  nd;                 /* 2 or 3 */
-  PetscBool max;                /* max pooling (else average) */
-  PetscInt  k, stride, pad;     /* options; stride 0: the kernel size */
-  NNSpatialWindow w;            /* the window in use (x, y, z) */
-  DM        dahalo, daout;
-  PetscInt  halo;
-  Vec       xl, dxl;            /* ghosted input and input gradient (halo > 0 only) */
-  PetscInt *arg;                /* max pooling: argmax tap of every local output entry */
-  PetscInt *toff;               /* pixel offset of every tap of a window inside the input box */
-  PetscBool tiles;              /* the owned windows cover the rank's input box exactly once */
-  PetscBool haveforward;        /* arg holds the argmax of a forward pass */
-} NNLayer_Pool;
 
 /* geometry of one pass: owned outputs, the input box (ghosted or owned) and the window */
 typedef struct {
@@ -90,13 +77,9 @@ static PetscErrorCode NNLayerReset_Pool(NNLayer l)
   NNLayer_Pool *d = (NNLayer_Pool *)l->data;
 
   PetscFunctionBegin;
-  PetscCall(VecDestroy(&d->xl));
-  PetscCall(VecDestroy(&d->dxl));
-  PetscCall(DMDestroy(&d->dahalo));
-  PetscCall(DMDestroy(&d->daout));
+  PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree(d->arg));
   PetscCall(PetscFree(d->toff));
-  d->halo        = 0;
   d->haveforward = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -106,13 +89,8 @@ static PetscErrorCode NNPoolGeometry(NNLayer l, PoolGeom *g)
   NNLayer_Pool *d = (NNLayer_Pool *)l->data;
 
   PetscFunctionBegin;
-  PetscCheck(d->daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, NNPoolName(l));
-  PetscCall(DMDAGetCorners(d->daout, &g->os[0], &g->os[1], &g->os[2], &g->om[0], &g->om[1], &g->om[2]));
-  PetscCall(DMDAGetGhostCorners(d->dahalo, &g->gs[0], &g->gs[1], &g->gs[2], &g->gm[0], &g->gm[1], &g->gm[2]));
-  if (d->nd == 2) {
-    g->os[2] = g->gs[2] = 0;
-    g->om[2] = g->gm[2] = 1;
-  }
+  PetscCheck(d->h.daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, NNPoolName(l));
+  PetscCall(NNSpatialHaloGetCorners(&d->h, d->nd, g->os, g->om, g->gs, g->gm));
   g->D    = l->nbatch * l->inshape.dim[0];
   g->ntap = 1;
   for (PetscInt a = 0; a < 3; a++) {
@@ -135,14 +113,11 @@ static PetscErrorCode NNLayerCreateOutputVec_Pool(NNLayer l, Vec *y)
   PetscFunctionBegin;
   PetscCall(NNSpatialGetInputDA(l, &dain));
   PetscCall(NNLayerReset_Pool(l));
-  PetscCall(NNSpatialCreateWindowDMs(l, dain, &d->w, l->nbatch * l->inshape.dim[0], &d->dahalo, &d->daout, &d->halo));
-  if (d->halo > 0) {
-    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->xl)); /* storage lent per pass (src/layer/interface/spatialscratch.c) */
-    PetscCall(NNSpatialCreateHaloVec(d->dahalo, &d->dxl));
-  }
+  PetscCall(NNSpatialHaloSetUp(l, &d->w, l->nbatch * l->inshape.dim[0], &d->h));
+  if (d->h.halo > 0) PetscCall(NNSpatialHaloCreateVecs(&d->h)); /* storage lent per pass (src/layer/interface/spatialscratch.c) */
   PetscCall(NNPoolGeometry(l, &g));
   PetscCall(DMDAGetCorners(dain, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
-  d->tiles = (PetscBool)(d->halo == 0);
+  d->tiles = (PetscBool)(d->h.halo == 0);
   for (PetscInt a = 0; a < d->nd; a++)
     if (g.s[a] != g.k[a] || g.p[a] != 0 || g.os[a] * g.k[a] != xs[a] || g.om[a] * g.k[a] != xm[a]) d->tiles = PETSC_FALSE;
   /* taps in window order: offset of input pixel (lo + t) from the window's first pixel lo in the box */
@@ -152,7 +127,7 @@ static PetscErrorCode NNLayerCreateOutputVec_Pool(NNLayer l, Vec *y)
       for (PetscInt tx = 0; tx < g.k[0]; tx++) d->toff[t++] = (tz * g.gm[1] + ty) * g.gm[0] + tx;
   nout = g.om[0] * g.om[1] * g.om[2] * g.D;
   if (d->max) PetscCall(PetscMalloc1(nout, &d->arg));
-  PetscCall(DMCreateGlobalVector(d->daout, y));
+  PetscCall(DMCreateGlobalVector(d->h.daout, y));
   PetscFunctionReturn(0);
 }
 
@@ -360,23 +335,18 @@ static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED,
   PoolGeom           g;
   const PetscScalar *xa;
   PetscScalar       *ya;
-  Vec                xin = x;
+  Vec                xin;
 
   PetscFunctionBegin;
   PetscCall(NNPoolGeometry(l, &g));
-  if (d->halo > 0) {
-    PetscCall(NNSpatialHaloVecGet(d->xl, 0));
-    PetscCall(DMGlobalToLocalBegin(d->dahalo, x, INSERT_VALUES, d->xl));
-    PetscCall(DMGlobalToLocalEnd(d->dahalo, x, INSERT_VALUES, d->xl));
-    xin = d->xl;
-  }
+  PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
   if (d->max) PetscCall(NNPoolForwardMax(d, &g, xa, ya));
   else PetscCall(NNPoolForwardAvg(&g, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
-  if (d->halo > 0) PetscCall(NNSpatialHaloVecRestore(d->xl, 0));
+  PetscCall(NNSpatialHaloRestoreInput(&d->h));
   PetscFunctionReturn(0);
 }
 
@@ -392,8 +362,7 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   if (!dx) PetscFunctionReturn(0);
   PetscCheck(!d->max || d->haveforward, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): run the forward pass before the backward pass (it stores the argmax)", ((PetscObject)l)->name, NNPoolName(l));
   PetscCall(NNPoolGeometry(l, &g));
-  dxin = d->halo > 0 ? d->dxl : dx;
-  if (d->halo > 0) PetscCall(NNSpatialHaloVecGet(d->dxl, 1));
+  PetscCall(NNSpatialHaloGetInputGradient(&d->h, dx, &dxin));
   if (!d->tiles) PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
@@ -401,58 +370,14 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   else PetscCall(NNPoolBackwardAvg(&g, dya, dxa));
   PetscCall(VecRestoreArray(dxin, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
-  if (d->halo > 0) {
-    PetscCall(VecZeroEntries(dx));
-    PetscCall(DMLocalToGlobalBegin(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(DMLocalToGlobalEnd(d->dahalo, d->dxl, ADD_VALUES, dx));
-    PetscCall(NNSpatialHaloVecRestore(d->dxl, 1));
-  }
+  PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));
   PetscFunctionReturn(0);
 }
-
-static PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer l, PetscOptionItems *PetscOptionsObject)
-{
-  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
-
-  PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "Pooling layer options");
-  PetscCall(PetscOptionsInt("-kernel", "Window size along each axis", "NNLayerPoolSetKernelSize", d->k, &d->k, NULL));
-  PetscCall(PetscOptionsInt("-stride", "Stride (0: the kernel size)", "NNLayerPoolSetStride", d->stride, &d->stride, NULL));
-  PetscCall(PetscOptionsInt("-padding", "Implicit padding on each side (-inf for max, zeros for average pooling), at most kernel/2", "NNLayerPoolSetPadding", d->pad, &d->pad, NULL));
-  PetscOptionsHeadEnd();
-  l->setupcalled = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerView_Pool(NNLayer l, PetscViewer v)
-{
-  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
-  char          halo[64] = "";
-
-  PetscFunctionBegin;
-  if (d->daout) PetscCall(PetscSNPrintf(halo, sizeof(halo), ", halo %" PetscInt_FMT "%s", d->halo, d->halo ? " (halo exchange)" : " (no communication)"));
-  PetscCall(PetscViewerASCIIPrintf(v, "%s pooling, kernel %" PetscInt_FMT ", stride %" PetscInt_FMT ", %s padding %" PetscInt_FMT "%s\n", d->max ? "max" : "average", d->k, d->stride > 0 ? d->stride : d->k, d->max ? "-inf" : "zero", d->pad, halo));
-  PetscFunctionReturn(0);
-}
-
-#define NN_POOL_SETTER(Name, field) \
-  static PetscErrorCode NNLayerPoolSet##Name##_Pool(NNLayer l, PetscInt v) \
-  { \
-    PetscFunctionBegin; \
-    ((NNLayer_Pool *)l->data)->field = v; \
-    l->setupcalled                   = PETSC_FALSE; \
-    PetscFunctionReturn(0); \
-  }
-NN_POOL_SETTER(KernelSize, k)
-NN_POOL_SETTER(Stride, stride)
-NN_POOL_SETTER(Padding, pad)
-
-static const char *const NNPoolSetterNames[] = {"NNLayerPoolSetKernelSize_C", "NNLayerPoolSetStride_C", "NNLayerPoolSetPadding_C"};
 
 static PetscErrorCode NNLayerDestroy_Pool(NNLayer l)
 {
   PetscFunctionBegin;
-  for (size_t i = 0; i < sizeof(NNPoolSetterNames) / sizeof(NNPoolSetterNames[0]); i++) PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[i], NULL));
+  PetscCall(NNPoolComposeFunctions(l, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -477,9 +402,7 @@ static PetscErrorCode NNLayerCreate_Pool(NNLayer l, PetscInt nd, PetscBool max)
   l->ops->view            = NNLayerView_Pool;
   l->ops->reset           = NNLayerReset_Pool;
   l->ops->destroy         = NNLayerDestroy_Pool;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[0], NNLayerPoolSetKernelSize_Pool));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[1], NNLayerPoolSetStride_Pool));
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, NNPoolSetterNames[2], NNLayerPoolSetPadding_Pool));
+  PetscCall(NNPoolComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -570,77 +493,5 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool3d(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Pool(l, 3, PETSC_FALSE));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerPoolSetKernelSize - sets the window size of a pooling layer (maxpool2d/3d, avgpool2d/3d)
-
-   Logically Collective
-
-   Input Parameters:
-+  l - the layer
--  k - window size along each axis (default 2)
-
-   Options Database Key:
-.  -<prefix>kernel <k> - window size
-
-   Level: beginner
-
-.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetStride()`, `NNLayerPoolSetPadding()`
-@*/
-PetscErrorCode NNLayerPoolSetKernelSize(NNLayer l, PetscInt k)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerPoolSetKernelSize_C", (NNLayer, PetscInt), (l, k));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerPoolSetStride - sets the stride of a pooling layer
-
-   Logically Collective
-
-   Input Parameters:
-+  l - the layer
--  s - stride along each axis (0, the default: the kernel size)
-
-   Options Database Key:
-.  -<prefix>stride <s> - stride
-
-   Level: beginner
-
-.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetKernelSize()`
-@*/
-PetscErrorCode NNLayerPoolSetStride(NNLayer l, PetscInt s)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerPoolSetStride_C", (NNLayer, PetscInt), (l, s));
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNLayerPoolSetPadding - sets the implicit padding of a pooling layer (-inf for max pooling, zeros for average pooling)
-
-   Logically Collective
-
-   Input Parameters:
-+  l - the layer
--  p - padding on each side, 0 <= p <= kernel/2 (default 0)
-
-   Options Database Key:
-.  -<prefix>padding <p> - padding
-
-   Level: beginner
-
-.seealso: `NNLAYERMAXPOOL2D`, `NNLayerPoolSetKernelSize()`
-@*/
-PetscErrorCode NNLayerPoolSetPadding(NNLayer l, PetscInt p)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscTryMethod(l, "NNLayerPoolSetPadding_C", (NNLayer, PetscInt), (l, p));
   PetscFunctionReturn(0);
 }

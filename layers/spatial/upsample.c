@@ -181,10 +181,22 @@ static PetscErrorCode NNLayerUpsampleSetScale_Upsample(NNLayer l, PetscInt s)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerUpsampleGetScale_Upsample(NNLayer l, PetscInt *s)
+{
+  PetscFunctionBegin;
+  *s = ((NNLayer_Upsample *)l->data)->scale;
+  PetscFunctionReturn(0);
+}
+
+static const NNLayerFunction NNUpsampleFunctions[] = {
+  {"NNLayerUpsampleSetScale_C", (PetscVoidFunction)NNLayerUpsampleSetScale_Upsample},
+  {"NNLayerUpsampleGetScale_C", (PetscVoidFunction)NNLayerUpsampleGetScale_Upsample},
+};
+
 static PetscErrorCode NNLayerDestroy_Upsample(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerUpsampleSetScale_C", NULL));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNUpsampleFunctions), NNUpsampleFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -221,7 +233,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer l)
   l->ops->view            = NNLayerView_Upsample;
   l->ops->reset           = NNLayerReset_Upsample;
   l->ops->destroy         = NNLayerDestroy_Upsample;
-  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerUpsampleSetScale_C", NNLayerUpsampleSetScale_Upsample));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNUpsampleFunctions), NNUpsampleFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -246,5 +258,29 @@ PetscErrorCode NNLayerUpsampleSetScale(NNLayer l, PetscInt s)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscTryMethod(l, "NNLayerUpsampleSetScale_C", (NNLayer, PetscInt), (l, s));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerUpsampleGetScale - gets the integer factor of an upsample layer
+
+   Not Collective
+
+   Input Parameter:
+.  l - the layer (upsample)
+
+   Output Parameter:
+.  s - the integer factor
+
+   Level: beginner
+
+.seealso: `NNLayerUpsampleSetScale()`
+@*/
+PetscErrorCode NNLayerUpsampleGetScale(NNLayer l, PetscInt *s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidIntPointer(s, 2);
+  PetscUseMethod(l, "NNLayerUpsampleGetScale_C", (NNLayer, PetscInt *), (l, s));
   PetscFunctionReturn(0);
 }

@@ -9,7 +9,7 @@
 /* ---------------------------------------------------------------- random numbers
    xoshiro256** with splitmix64 seeding: a 32-byte state that checkpoints can store, so a
    restarted run draws exactly the numbers an uninterrupted one would. */
-typedef struct {
+typedef struct _n_NNRandom {
   uint64_t s[4];
 } NNRandom;
 
@@ -21,102 +21,10 @@ PETSC_INTERN void      NNRandomShuffle(NNRandom *, PetscInt, PetscInt[]);
 /* ---------------------------------------------------------------- log events */
 PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
 
-/* ---------------------------------------------------------------- layers */
-typedef enum {
-  NN_TENSOR_PARAM, /* trainable: lives in the network's parameter and gradient Vecs */
-  NN_TENSOR_BUFFER /* state such as running statistics: lives in the network's buffer Vec */
-} NNTensorKind;
-
-#define NN_MAX_TENSOR_DIM 6 /* conv3d weights are [out, in/groups, kd, kh, kw] */
-
-/* One named tensor of a layer (a state_dict entry such as "weight" with PyTorch shape). */
-typedef struct {
-  char         name[64];
-  NNTensorKind kind;
-  PetscInt     ndim;
-  PetscInt     dim[NN_MAX_TENSOR_DIM];
-  PetscInt     size;
-  PetscInt     offset; /* within the layer's slice of the parameter (or buffer) array */
-} NNTensor;
-
-#define NN_MAX_TENSORS 8
-
-typedef struct _NNLayerOps *NNLayerOps;
-struct _NNLayerOps {
-  PetscErrorCode (*setfromoptions)(NNLayer, PetscOptionItems *);
-  /* given inshape and nbatch: set outshape, declare tensors, allocate workspace */
-  PetscErrorCode (*setup)(NNLayer);
-  /* y = f(x) for the first n samples; keep what backward needs */
-  PetscErrorCode (*forward)(NNLayer, PetscInt, const PetscScalar *, PetscScalar *);
-  /* dx = f'(x)^T dy (dx may be NULL: not needed); ADD the parameter gradient into dtheta */
-  PetscErrorCode (*backward)(NNLayer, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-  /* initialize parameters (theta) and buffers (buf) with the layer's rng */
-  /* optional Vec-level passes for layers whose activations need more than their local array
-     (DMDA layouts: halo exchange with DMGlobalToLocal); used instead of forward/backward when set */
-  PetscErrorCode (*forwardvec)(NNLayer, PetscInt, Vec, Vec);
-  PetscErrorCode (*backwardvec)(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
-  /* optional: create the output activation Vec (e.g. a DMDA global Vec); default a sequential Vec of nbatch*size(outshape) */
-  PetscErrorCode (*createoutputvec)(NNLayer, Vec *);
-  PetscErrorCode (*initialize)(NNLayer);
-  PetscErrorCode (*view)(NNLayer, PetscViewer);
-  PetscErrorCode (*reset)(NNLayer); /* free workspace made by setup */
-  PetscErrorCode (*destroy)(NNLayer);
-};
-
-struct _p_NNLayer {
-  PETSCHEADER(struct _NNLayerOps);
-  NNShape   inshape, outshape;
-  PetscInt  nbatch;   /* batch capacity */
-  PetscBool training; /* train (dropout on, batch statistics) or eval mode */
-  PetscBool setupcalled;
-
-  /* tensors and the slices of the network's arrays they live in */
-  PetscInt  ntensors;
-  NNTensor  tensors[NN_MAX_TENSORS];
-  PetscInt  nparam, nbuf; /* sizes of this layer's own slices (children excluded) */
-  PetscInt  poff, boff;   /* offsets of the slices in the network's arrays */
-  PetscScalar       *dtheta; /* valid during backward */
-  const PetscScalar *theta;  /* valid during forward and backward */
-  PetscScalar       *buf;    /* valid during forward and backward */
-
-  /* nested layers (residual blocks, ODE vector fields) */
-  PetscInt  nchildren;
-  NNLayer  *children;
-  /* the children's slices stored ncopies times (0 or 1: once), copy k at k*pcopy (k*bcopy) entries after
-     copy 0, its tensors named "<layer>.<k>.<child>...": ODE blocks with one parameter set per time step.
-     The owning type sets ncopies before the network lays out; NNSetUp() sets pcopy and bcopy. */
-  PetscInt  ncopies, pcopy, bcopy;
-
-  NNRandom   *rng;       /* the network's generator (dropout masks, initialization) */
-  const char *inputname; /* what produces the input (previous layer or "the network input"), for error messages */
-  void     *data;
-};
+/* ---------------------------------------------------------------- layers (layerimpl.h) */
+#include <petnn/private/layerimpl.h>
 
 PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
-PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
-PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
-PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
-PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
-/* NNLayerSetInputDM()/NNLayerGetInputDM() are public (petnn.h) */
-
-/* ---------------------------------------------------------------- spatial (DMDA) layouts (src/layer/interface/spatiallayout.c) */
-/* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
-typedef struct {
-  PetscInt  nd;
-  PetscInt  N[3];                     /* input extents W, H, D */
-  PetscInt  k[3], s[3], p[3], dil[3]; /* kernel, stride, padding, dilation */
-  PetscBool periodic;                 /* wrap around (periodic DMDA halo) instead of zero padding */
-} NNSpatialWindow;
-
-PETSC_EXTERN PetscErrorCode NNSpatialGetInputDA(NNLayer, DM *);
-PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWindow *, PetscInt[3]);
-PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
-PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
-PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
-/* ghosted local Vecs lent shared storage for one pass (src/layer/interface/spatialscratch.c): slot 0 the input, 1 its gradient */
-PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
-PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
-PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
 /* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */

@@ -1,0 +1,136 @@
+/* Private implementation of NNLayer: the ops table a layer type fills, the layer struct, the helpers
+   types call from their callbacks, and the spatial (DMDA) layout helpers. A layer type written outside
+   the library includes this header (examples/custom_layer.c); layers/core/dense.c explains the contract. */
+#pragma once
+
+#include <petnn.h>
+#include <petsc/private/petscimpl.h>
+#include <petscdmda.h>
+
+struct _n_NNRandom; /* NNRandom (nnimpl.h): the network's random-number generator */
+
+/* ---------------------------------------------------------------- layers */
+typedef enum {
+  NN_TENSOR_PARAM, /* trainable: lives in the network's parameter and gradient Vecs */
+  NN_TENSOR_BUFFER /* state such as running statistics: lives in the network's buffer Vec */
+} NNTensorKind;
+
+#define NN_MAX_TENSOR_DIM 6 /* conv3d weights are [out, in/groups, kd, kh, kw] */
+
+/* One named tensor of a layer (a state_dict entry such as "weight" with PyTorch shape). */
+typedef struct {
+  char         name[64];
+  NNTensorKind kind;
+  PetscInt     ndim;
+  PetscInt     dim[NN_MAX_TENSOR_DIM];
+  PetscInt     size;
+  PetscInt     offset; /* within the layer's slice of the parameter (or buffer) array */
+} NNTensor;
+
+#define NN_MAX_TENSORS 8
+
+typedef struct _NNLayerOps *NNLayerOps;
+struct _NNLayerOps {
+  PetscErrorCode (*setfromoptions)(NNLayer, PetscOptionItems *);
+  /* given inshape and nbatch: set outshape, declare tensors, allocate workspace */
+  PetscErrorCode (*setup)(NNLayer);
+  /* y = f(x) for the first n samples; keep what backward needs */
+  PetscErrorCode (*forward)(NNLayer, PetscInt, const PetscScalar *, PetscScalar *);
+  /* dx = f'(x)^T dy (dx may be NULL: not needed); ADD the parameter gradient into dtheta */
+  PetscErrorCode (*backward)(NNLayer, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+  /* optional Vec-level passes for layers whose activations need more than their local array
+     (DMDA layouts: halo exchange with DMGlobalToLocal); used instead of forward/backward when set */
+  PetscErrorCode (*forwardvec)(NNLayer, PetscInt, Vec, Vec);
+  PetscErrorCode (*backwardvec)(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
+  /* optional: create the output activation Vec (e.g. a DMDA global Vec); default a sequential Vec of nbatch*size(outshape) */
+  PetscErrorCode (*createoutputvec)(NNLayer, Vec *);
+  /* initialize parameters (theta) and buffers (buf), drawing from the layer's rng */
+  PetscErrorCode (*initialize)(NNLayer);
+  PetscErrorCode (*view)(NNLayer, PetscViewer);
+  PetscErrorCode (*reset)(NNLayer); /* free workspace made by setup */
+  PetscErrorCode (*destroy)(NNLayer);
+};
+
+struct _p_NNLayer {
+  PETSCHEADER(struct _NNLayerOps);
+  NNShape   inshape, outshape;
+  PetscInt  nbatch;   /* batch capacity */
+  PetscBool training; /* train (dropout on, batch statistics) or eval mode */
+  PetscBool setupcalled;
+
+  /* tensors and the slices of the network's arrays they live in */
+  PetscInt  ntensors;
+  NNTensor  tensors[NN_MAX_TENSORS];
+  PetscInt  nparam, nbuf; /* sizes of this layer's own slices (children excluded) */
+  PetscInt  poff, boff;   /* offsets of the slices in the network's arrays */
+  PetscScalar       *dtheta; /* valid during backward */
+  const PetscScalar *theta;  /* valid during forward and backward */
+  PetscScalar       *buf;    /* valid during forward and backward */
+  /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
+     pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
+     NNLayerSetUp() and NNLayerSetInputDM(); the layer then gets n = nbatch slots) */
+  PetscInt           localsize;
+
+  /* nested layers (residual blocks, ODE vector fields) */
+  PetscInt  nchildren;
+  NNLayer  *children;
+  /* the children's slices stored ncopies times (0 or 1: once), copy k at k*pcopy (k*bcopy) entries after
+     copy 0, its tensors named "<layer>.<k>.<child>...": ODE blocks with one parameter set per time step.
+     The owning type sets ncopies before the network lays out; NNSetUp() sets pcopy and bcopy. */
+  PetscInt  ncopies, pcopy, bcopy;
+
+  struct _n_NNRandom *rng; /* the network's generator (dropout masks, initialization): an NNRandom */
+  const char *inputname; /* what produces the input (previous layer or "the network input"), for error messages */
+  void     *data;
+};
+
+PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerSetUpLocalSize(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerGetEvents(const char[], PetscLogEvent *, PetscLogEvent *); /* forward and backward events of a type (-log_view) */
+/* a type-specific function (setter, getter) composed on the layers of a type and found by name with
+   PetscTryMethod()/PetscUseMethod(); NNLayerComposeFunctions() composes (PETSC_TRUE) or removes a table of them */
+typedef struct {
+  const char       *name;
+  PetscVoidFunction fn;
+} NNLayerFunction;
+PETSC_EXTERN PetscErrorCode NNLayerComposeFunctions(NNLayer, size_t, const NNLayerFunction[], PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
+PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
+PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
+PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);
+/* NNLayerSetInputDM()/NNLayerGetInputDM() are public (petnn.h): NNSetUp() sets the input DM before
+   NNLayerCreateOutputVec(), so spatial layers can build matching DMs */
+
+/* ---------------------------------------------------------------- spatial (DMDA) layouts (src/layer/interface/spatiallayout.c) */
+/* a window along each axis (x, y, z order; nd = 2 or 3): output o reads inputs o*s - p + j*dil, j < k */
+typedef struct {
+  PetscInt  nd;
+  PetscInt  N[3];                     /* input extents W, H, D */
+  PetscInt  k[3], s[3], p[3], dil[3]; /* kernel, stride, padding, dilation */
+  PetscBool periodic;                 /* wrap around (periodic DMDA halo) instead of zero padding */
+} NNSpatialWindow;
+
+PETSC_EXTERN PetscErrorCode NNSpatialGetInputDA(NNLayer, DM *);
+PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWindow *, PetscInt[3]);
+PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
+PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
+/* ghosted local Vecs lent shared storage for one pass (src/layer/interface/spatialscratch.c): slot 0 the input, 1 its gradient */
+PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
+
+/* the halo of a windowed layer (conv, pool: src/layer/interface/spatialhalo.c) */
+typedef struct {
+  DM       dahalo, daout; /* the input's grid with the stencil width the window needs; the output grid */
+  PetscInt halo;          /* that stencil width */
+  Vec      xl, dxl;       /* ghosted input and input gradient, storage lent per pass (NULL: the input Vec's arrays serve) */
+} NNSpatialHalo;
+PETSC_EXTERN PetscErrorCode NNSpatialHaloSetUp(NNLayer, const NNSpatialWindow *, PetscInt, NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloCreateVecs(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloReset(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetCorners(const NNSpatialHalo *, PetscInt, PetscInt[3], PetscInt[3], PetscInt[3], PetscInt[3]);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInput(NNSpatialHalo *, Vec, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInput(NNSpatialHalo *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInputGradient(NNSpatialHalo *, Vec, Vec *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInputGradient(NNSpatialHalo *, Vec);

@@ -1,0 +1,19 @@
+/*
+   Private to the batch-norm layers: layers/norm/batchnorm.c (batchnorm1d), layers/norm/batchnormspatial.c
+   (batchnorm2d, batchnorm3d) and layers/norm/batchnormbase.c (what they share: tensors, initial values,
+   options, setters, the running statistics).
+*/
+#pragma once
+
+#include <petnn/private/nnimpl.h>
+
+/* the first member of every batch-norm type's data */
+typedef struct {
+  PetscReal momentum, eps;
+  PetscInt  C; /* channels */
+} NNBatchNormBase;
+
+PETSC_INTERN PetscErrorCode NNBatchNormCreateBase(NNLayer);                 /* defaults, shared callbacks and setters (l->data allocated) */
+PETSC_INTERN PetscErrorCode NNBatchNormSetUpTensors(NNLayer, PetscInt);     /* C channels: output shape and PyTorch's five tensors */
+PETSC_INTERN void           NNBatchNormTrainingStats(const NNBatchNormBase *, PetscInt, PetscScalar, PetscReal, PetscReal, PetscScalar *, PetscScalar *, PetscScalar *);
+PETSC_INTERN void           NNBatchNormRunningStats(const NNBatchNormBase *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *);
