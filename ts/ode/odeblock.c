@@ -24,10 +24,7 @@
 const char *const NNODEParametersTypes[] = {"shared", "per_step", "NNODEParameters", "NNODE_PARAMETERS_", NULL};
 const char *const NNODESchemes[]         = {"ts", "discrete", "NNODEScheme", "NNODE_SCHEME_", NULL};
 
-static const char *NNODEPrefix(NNLayer l)
-{
-  return ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
-}
+#define NNODEPrefix(l) NNLayerContainerPrefix(l)
 
 /* ---------------------------------------------------------------- helpers shared by both schemes */
 
@@ -112,40 +109,8 @@ PetscErrorCode NNODEAddObservationGradient(NNLayer l, PetscInt n, PetscInt j, Ve
 
 static PetscErrorCode NNLayerODEAddLayer_ODE(NNLayer l, NNLayerType type, const char name[], NNLayer *inner)
 {
-  char      base[256] = "", suffix[256];
-  size_t    plen, slen;
-  NNLayer   child, *more;
-  PetscBool match;
-
   PetscFunctionBegin;
-  PetscCheck(name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_NULL, "ODE block %s: a layer of its vector field needs a name", ((PetscObject)l)->name);
-  PetscCall(PetscStrcmp(name, ((PetscObject)l)->name, &match));
-  PetscCheck(!match, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "ODE block %s cannot contain a layer of the same name; layer names must be unique", name);
-  for (PetscInt c = 0; c < l->nchildren; c++) {
-    PetscCall(PetscStrcmp(name, ((PetscObject)l->children[c])->name, &match));
-    PetscCheck(!match, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "ODE block %s already has a layer named %s; layer names must be unique", ((PetscObject)l)->name, name);
-  }
-  /* the children are configured like top-level layers: the network's prefix, without "<block>_" */
-  PetscCall(PetscStrncpy(base, NNODEPrefix(l), sizeof(base)));
-  PetscCall(PetscSNPrintf(suffix, sizeof(suffix), "%s_", ((PetscObject)l)->name ? ((PetscObject)l)->name : ""));
-  PetscCall(PetscStrlen(base, &plen));
-  PetscCall(PetscStrlen(suffix, &slen));
-  if (slen > 1 && plen >= slen) {
-    PetscCall(PetscStrcmp(base + plen - slen, suffix, &match));
-    if (match) base[plen - slen] = 0;
-  }
-  PetscCall(NNLayerCreateNamed(PetscObjectComm((PetscObject)l), base, type, name, &child));
-  child->rng      = l->rng;
-  child->nbatch   = l->nbatch;
-  child->training = l->training;
-  PetscCall(PetscMalloc1(l->nchildren + 1, &more));
-  if (l->nchildren) PetscCall(PetscArraycpy(more, l->children, l->nchildren));
-  more[l->nchildren] = child;
-  PetscCall(PetscFree(l->children));
-  l->children = more;
-  l->nchildren++;
-  l->setupcalled = PETSC_FALSE;
-  if (inner) *inner = child;
+  PetscCall(NNLayerContainerAddLayer(l, NN_ODE_KIND, type, name, inner));
   PetscFunctionReturn(0);
 }
 
@@ -154,22 +119,13 @@ static PetscErrorCode NNLayerODEAddLayer_ODE(NNLayer l, NNLayerType type, const 
 static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
-  char        *names[64];
-  PetscInt     nnames = 64, N, Nts, nt = 64;
+  PetscInt     N, Nts, nt = 64;
   PetscReal    T, Tts, t[64];
-  PetscBool    flg, flgts, exists;
+  PetscBool    flg, flgts;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Neural ODE block options");
-  PetscCall(PetscOptionsStringArray("-layers", "Comma-separated names of the layers of the vector field f, each configured by -<name>_type ...", "NNLayerODEAddLayer", names, &nnames, &flg));
-  if (flg) {
-    for (PetscInt i = 0; i < nnames; i++) {
-      exists = PETSC_FALSE;
-      for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(names[i], ((PetscObject)l->children[c])->name, &exists));
-      if (!exists) PetscCall(NNLayerODEAddLayer_ODE(l, NULL, names[i], NULL));
-      PetscCall(PetscFree(names[i]));
-    }
-  }
+  PetscCall(NNLayerContainerSetFromOptions(l, NN_ODE_KIND, "Comma-separated names of the layers of the vector field f, each configured by -<name>_type ...", "NNLayerODEAddLayer", PetscOptionsObject));
   /* the TS's own options that fix the time grid are aliases (the TS itself is made at set up, for the activation layout) */
   PetscCall(PetscOptionsGetReal(((PetscObject)l)->options, ((PetscObject)l)->prefix, "-ts_max_time", &Tts, &flgts));
   if (flgts) PetscCall(NNLayerODESetTime(l, Tts));
@@ -226,13 +182,9 @@ static PetscErrorCode NNODEDestroyVecs(NNLayer l)
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
 
   PetscFunctionBegin;
-  for (PetscInt c = 0; c < o->nvec; c++) {
-    PetscCall(VecDestroy(&o->out[c]));
-    PetscCall(VecDestroy(&o->dout[c]));
-  }
+  PetscCall(NNLayerContainerDestroyVecs(&o->f));
   PetscCall(NNODEDestroyActs(l));
-  PetscCall(PetscFree4(o->out, o->dout, o->cur, o->actneed));
-  o->nvec = 0;
+  PetscCall(PetscFree2(o->cur, o->actneed));
   PetscCall(VecDestroy(&o->fin));
   PetscCall(VecDestroy(&o->dfin));
   PetscCall(DMDestroy(&o->dm));
@@ -259,7 +211,6 @@ static PetscErrorCode NNLayerSetUp_ODE(NNLayer l)
   MPI_Comm     comm = PetscObjectComm((PetscObject)l);
   NNShape      s, fin;
   NNLayer      last;
-  PetscBool    same;
   PetscInt     np;
 
   PetscFunctionBegin;
@@ -290,21 +241,10 @@ static PetscErrorCode NNLayerSetUp_ODE(NNLayer l)
     s.dim[0] = o->Sin;
   }
   fin = s;
-  for (PetscInt c = 0; c < l->nchildren; c++) {
-    NNLayer ch = l->children[c];
-    PetscCall(NNODECheckDeterministic(l, ch));
-    if (!ch->rng) ch->rng = l->rng;
-    ch->inputname = c ? ((PetscObject)l->children[c - 1])->name : l->inputname;
-    PetscCall(NNLayerSetBatchCapacity(ch, l->nbatch));
-    PetscCall(NNLayerSetInputShape(ch, &s));
-    PetscCall(NNLayerSetTraining(ch, l->training));
-    PetscCall(NNLayerSetUp(ch));
-    s = ch->outshape;
-  }
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNODECheckDeterministic(l, l->children[c]));
+  PetscCall(NNLayerContainerSetUpChildren(l, &s));
   last = l->children[l->nchildren - 1];
-  same = (PetscBool)(s.ndim == l->inshape.ndim);
-  for (PetscInt i = 0; i < s.ndim && same; i++) same = (PetscBool)(s.dim[i] == l->inshape.dim[i]);
-  if (!same) {
+  if (!NNLayerContainerSameShape(&s, &l->inshape)) {
     char in[64], out[64], fi[64];
     PetscCall(NNShapeToString(&l->inshape, sizeof(in), in));
     PetscCall(NNShapeToString(&s, sizeof(out), out));
@@ -338,40 +278,11 @@ static PetscErrorCode NNLayerSetUp_ODE(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* the block's output must have the layout of its input (DM din; NULL: sequential) */
-static PetscErrorCode NNODECheckLayout(NNLayer l, DM din, DM dout)
-{
-  MPI_Comm        comm = PetscObjectComm((PetscObject)l);
-  NNLayer         last = l->children[l->nchildren - 1];
-  const char     *name = ((PetscObject)l)->name, *lname = ((PetscObject)last)->name;
-  PetscInt        dim[2], M[2][3], r[2][3], dof[2];
-  const PetscInt *own[2][3];
-  PetscBool       same, isda[2];
-
-  PetscFunctionBegin;
-  if (!din && !dout) PetscFunctionReturn(0);
-  PetscCheck(din && dout, comm, PETSC_ERR_ARG_WRONG, "ODE block %s: its state is %s but its vector field's last layer %s outputs %s; du/dt = f(u) needs both in the same layout", name, din ? "a spatial (DMDA) activation" : "a sequential activation", lname, dout ? "a spatial (DMDA) one" : "a sequential one");
-  PetscCall(PetscObjectTypeCompare((PetscObject)din, DMDA, &isda[0]));
-  PetscCall(PetscObjectTypeCompare((PetscObject)dout, DMDA, &isda[1]));
-  PetscCheck(isda[0] && isda[1], comm, PETSC_ERR_SUP, "ODE block %s: only DMDA spatial activations are supported", name);
-  for (PetscInt k = 0; k < 2; k++) {
-    PetscCall(DMDAGetInfo(k ? dout : din, &dim[k], &M[k][0], &M[k][1], &M[k][2], &r[k][0], &r[k][1], &r[k][2], &dof[k], NULL, NULL, NULL, NULL, NULL));
-    PetscCall(DMDAGetOwnershipRanges(k ? dout : din, &own[k][0], &own[k][1], &own[k][2]));
-  }
-  same = (PetscBool)(dim[0] == dim[1] && dof[0] == dof[1]);
-  for (PetscInt a = 0; a < dim[0] && same; a++) {
-    same = (PetscBool)(M[0][a] == M[1][a] && r[0][a] == r[1][a]);
-    for (PetscInt i = 0; i < r[0][a] && same; i++) same = (PetscBool)(own[0][a][i] == own[1][a][i]);
-  }
-  PetscCheck(same, comm, PETSC_ERR_ARG_WRONG, "ODE block %s: its vector field's last layer %s outputs a DMDA with another grid, channel count or decomposition than the state's; du/dt = f(u) needs the same (e.g. stride-1 same-padding convolutions)", name, lname);
-  PetscFunctionReturn(0);
-}
-
 /* f's activation Vecs for a state in the layout of dmin (NULL: sequential) */
 static PetscErrorCode NNODECreateVecs(NNLayer l, DM dmin)
 {
   NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
-  DM           dm = dmin;
+  DM           dm;
 
   PetscFunctionBegin;
   PetscCall(NNODEDestroyVecs(l));
@@ -379,15 +290,9 @@ static PetscErrorCode NNODECreateVecs(NNLayer l, DM dmin)
   PetscCheck(!dmin || !o->timeinput, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "ODE block %s: -%stime_input needs a sequential (dense) state, not a spatial (DMDA) one", ((PetscObject)l)->name, NNODEPrefix(l));
   if (dmin) PetscCall(PetscObjectReference((PetscObject)dmin));
   o->dm = dmin;
-  PetscCall(PetscCalloc4(l->nchildren, &o->out, l->nchildren, &o->dout, l->nchildren, &o->cur, l->nchildren, &o->actneed));
-  o->nvec = l->nchildren;
-  for (PetscInt c = 0; c < l->nchildren; c++) {
-    PetscCall(NNLayerSetInputDM(l->children[c], dm));
-    PetscCall(NNLayerCreateOutputVec(l->children[c], &o->out[c]));
-    if (c < l->nchildren - 1) PetscCall(VecDuplicate(o->out[c], &o->dout[c]));
-    PetscCall(VecGetDM(o->out[c], &dm));
-  }
-  PetscCall(NNODECheckLayout(l, dmin, dm));
+  PetscCall(PetscCalloc2(l->nchildren, &o->cur, l->nchildren, &o->actneed));
+  PetscCall(NNLayerContainerCreateVecs(l, &o->f, dmin, &dm));
+  PetscCall(NNLayerContainerCheckLayout(l, NN_ODE_KIND, "du/dt = f(u)", dmin, dm));
   if (o->timeinput) {
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, l->nbatch * o->Sin, &o->fin));
     PetscCall(VecDuplicate(o->fin, &o->dfin));
@@ -404,8 +309,7 @@ static PetscErrorCode NNLayerCreateOutputVec_ODE(NNLayer l, Vec *y)
   PetscFunctionBegin;
   PetscCall(NNLayerGetInputDM(l, &dm));
   PetscCall(NNODECreateVecs(l, dm));
-  if (dm) PetscCall(DMCreateGlobalVector(dm, y));
-  else PetscCall(VecCreateSeq(PETSC_COMM_SELF, l->nbatch * NNShapeSize(&l->outshape), y));
+  PetscCall(NNLayerContainerCreateOutputVec(l, dm, y));
   PetscFunctionReturn(0);
 }
 
@@ -416,9 +320,8 @@ static PetscErrorCode NNODEGetVecs(NNLayer l, Vec x)
   DM           dm;
 
   PetscFunctionBegin;
-  if (o->nvec) PetscFunctionReturn(0);
-  PetscCall(NNLayerGetInputDM(l, &dm));
-  if (!dm) PetscCall(VecGetDM(x, &dm));
+  if (o->f.nvec) PetscFunctionReturn(0);
+  PetscCall(NNLayerContainerGetInputDM(l, x, &dm));
   PetscCall(NNODECreateVecs(l, dm));
   PetscFunctionReturn(0);
 }
@@ -607,7 +510,7 @@ static PetscErrorCode NNLayerODEGetTS_ODE(NNLayer l, TS *ts)
 
   PetscFunctionBegin;
   if (!o->ts) {
-    PetscCheck(l->setupcalled && o->nvec, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "ODE block %s: its TS is made for the activation layout; call NNSetUp() first", ((PetscObject)l)->name);
+    PetscCheck(l->setupcalled && o->f.nvec, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "ODE block %s: its TS is made for the activation layout; call NNSetUp() first", ((PetscObject)l)->name);
     PetscCall(NNODECreateTS(l));
   }
   *ts = o->ts;

@@ -95,7 +95,7 @@ static PetscErrorCode NNODEMGRITBackwardCached(NNLayer l, PetscInt k, PetscReal 
   }
   PetscCall(PetscArrayzero(o->gp, o->P));
   PetscCall(NNODEPointChildren(l, k, o->gp));
-  for (PetscInt c = nc - 1; c >= 0; c--) PetscCall(NNLayerBackward(l->children[c], n, c ? cur[c - 1] : u, cur[c], c == nc - 1 ? V : o->dout[c], c ? o->dout[c - 1] : o->gx));
+  for (PetscInt c = nc - 1; c >= 0; c--) PetscCall(NNLayerBackward(l->children[c], n, c ? cur[c - 1] : u, cur[c], c == nc - 1 ? V : o->f.dout[c], c ? o->f.dout[c - 1] : o->gx));
   PetscCall(NNODEPointChildren(l, k, NULL));
   o->fwdvalid = PETSC_FALSE; /* the children's last forward pass is no longer at the block's last point */
   PetscFunctionReturn(0);
@@ -305,7 +305,7 @@ static PetscErrorCode NNODEMGRITCacheAllowed(NNLayer l, PetscBool *ok)
   PetscInt     nc = l->nchildren;
 
   PetscFunctionBegin;
-  *ok = (PetscBool)(o->storeacts && o->rks == 1 && !o->timeinput && o->nvec == nc);
+  *ok = (PetscBool)(o->storeacts && o->rks == 1 && !o->timeinput && o->f.nvec == nc);
   for (PetscInt c = 0; c < nc && *ok; c++) {
     PetscBool pointwise;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)l->children[c], &pointwise, NNLAYERDENSE, NNLAYERRELU, NNLAYERLEAKYRELU, NNLAYERTANH, NNLAYERSIGMOID, NNLAYERGELU, ""));
@@ -330,7 +330,7 @@ static PetscErrorCode NNODEMGRITCacheSetUp(NNLayer l)
   if (!o->mgacts) {
     PetscCall(PetscCalloc2((ke - ks) * nc + 1, &o->mgacts, ke - ks + 1, &o->mgactok));
     for (PetscInt i = 0; i < ke - ks; i++)
-      for (PetscInt c = 0; c < nc; c++) PetscCall(VecDuplicate(o->out[c], &o->mgacts[i * nc + c]));
+      for (PetscInt c = 0; c < nc; c++) PetscCall(VecDuplicate(o->f.out[c], &o->mgacts[i * nc + c]));
     o->mgks   = ks;
     o->mgnact = ke - ks;
   }

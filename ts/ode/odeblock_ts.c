@@ -133,7 +133,7 @@ PetscErrorCode NNODEEvalField(NNLayer l, PetscInt k, PetscReal t, Vec U, Vec F)
     in = o->fin;
   }
   for (PetscInt c = 0; c < nc; c++) { /* outputs to keep go straight into their slot */
-    o->cur[c] = slot >= 0 && o->actneed[c] ? o->acts[slot * nc + c] : o->out[c];
+    o->cur[c] = slot >= 0 && o->actneed[c] ? o->acts[slot * nc + c] : o->f.out[c];
     PetscCall(NNLayerForward(l->children[c], n, c ? o->cur[c - 1] : in, o->cur[c]));
   }
   if (slot >= 0) o->actpass[slot] = o->passid;
@@ -168,12 +168,12 @@ PetscErrorCode NNODEBackwardField(NNLayer l, PetscInt k, PetscReal t, Vec U, Vec
   if (o->bwdvalid && o->bwdk == k && o->bwdt == t && NNODESameState(U, o->bwdid, o->bwdstate) && NNODESameState(V, o->bwdvid, o->bwdvstate)) PetscFunctionReturn(0);
   if (o->actsok) PetscCall(NNODEStageSlot(l, k, U, &slot));
   if (slot >= 0 && o->actpass[slot] == o->passid) { /* the forward pass kept f's activations at this stage */
-    for (PetscInt c = 0; c < nc; c++) o->cur[c] = o->actneed[c] ? o->acts[slot * nc + c] : o->out[c]; /* an output not kept is not read */
+    for (PetscInt c = 0; c < nc; c++) o->cur[c] = o->actneed[c] ? o->acts[slot * nc + c] : o->f.out[c]; /* an output not kept is not read */
     o->fwdvalid = PETSC_FALSE;
   } else if (!(o->fwdvalid && o->fwdk == k && o->fwdt == t && NNODESameState(U, o->fwdid, o->fwdstate))) PetscCall(NNODEEvalField(l, k, t, U, o->F));
   PetscCall(PetscArrayzero(o->gp, o->P));
   PetscCall(NNODEPointChildren(l, k, o->gp));
-  for (PetscInt c = nc - 1; c >= 0; c--) PetscCall(NNLayerBackward(l->children[c], n, c ? o->cur[c - 1] : in, o->cur[c], c == nc - 1 ? V : o->dout[c], c ? o->dout[c - 1] : dxin));
+  for (PetscInt c = nc - 1; c >= 0; c--) PetscCall(NNLayerBackward(l->children[c], n, c ? o->cur[c - 1] : in, o->cur[c], c == nc - 1 ? V : o->f.dout[c], c ? o->f.dout[c - 1] : dxin));
   if (o->timeinput) { /* drop the time component of the input gradient */
     const PetscScalar *da;
     PetscScalar       *ga;
@@ -378,7 +378,7 @@ static PetscErrorCode NNODEActivationsAllowed(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)o->ts, TSRK, &isrk));
-  o->actsok = (PetscBool)(o->storeacts && isrk && !o->timeinput && o->nvec == nc);
+  o->actsok = (PetscBool)(o->storeacts && isrk && !o->timeinput && o->f.nvec == nc);
   for (PetscInt c = 0; c < nc && o->actsok; c++) {
     NNLayer   ch = l->children[c];
     PetscBool conv, pointwise;
@@ -425,8 +425,8 @@ static PetscErrorCode NNODEActsBegin(NNLayer l, PetscInt k0, PetscInt steps)
     o->actbytes = 0;
     for (PetscInt c = 0; c < nc; c++) {
       if (!o->actneed[c]) continue;
-      for (PetscInt i = 0; i < need; i++) PetscCall(VecDuplicate(o->out[c], &o->acts[i * nc + c]));
-      PetscCall(VecGetLocalSize(o->out[c], &m));
+      for (PetscInt i = 0; i < need; i++) PetscCall(VecDuplicate(o->f.out[c], &o->acts[i * nc + c]));
+      PetscCall(VecGetLocalSize(o->f.out[c], &m));
       o->actbytes += (PetscLogDouble)m * sizeof(PetscScalar);
     }
     o->nslots = need;

@@ -1,11 +1,12 @@
 /* Private struct of the neural-ODE block (ts/odeblock*.c): layer type "ode". */
 #pragma once
 
-#include <petnn/private/nnimpl.h>
+#include <petnn/private/containerimpl.h>
 #include <petscts.h>
 #include <petnn/private/mgritimpl.h>
 
 #define NN_ODE_MAX_STAGES 16
+#define NN_ODE_KIND       "ODE block" /* starts the container's error messages */
 
 typedef struct {
   /* configuration */
@@ -29,8 +30,7 @@ typedef struct {
   PetscInt  kend;  /* steps integrated: N, or the last observation's step */
 
   /* f's activations (as a residual block wires its children) */
-  Vec      *out, *dout; /* out[c]: output of child c; dout[c]: its gradient (the last is NULL) */
-  PetscInt  nvec;
+  NNLayerContainer f;    /* f.out[c]: output of child c; f.dout[c]: its gradient (the last is NULL) */
   DM        dm;         /* the input's DM (NULL: sequential) */
   Vec       fin, dfin;  /* time input: f's augmented input and its gradient */
 
