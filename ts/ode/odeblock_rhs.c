@@ -72,7 +72,7 @@ static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscInt k, 
   o->n = n;
   PetscCall(NNODEEvalField(l, k, t, U, F));
   o->n        = nsave;
-  o->fwdvalid = PETSC_FALSE; /* the children now hold this point, not the block's last stage */
+  o->fld.fwd.valid = PETSC_FALSE; /* the children now hold this point, not the block's last stage */
   PetscFunctionReturn(0);
 }
 
