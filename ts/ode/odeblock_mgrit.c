@@ -173,6 +173,7 @@ static PetscErrorCode NNODELayout_MGRIT(NNLayer l)
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
 
   PetscFunctionBegin;
+  if (o->scheme == NNODE_SCHEME_TS) PetscCall(NNODECreateTS(l)); /* configured now, so -help and views show it */
   PetscCheck(!o->dm, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "ODE block %s: -%sparallel mgrit needs a sequential (dense) state, not a spatial (DMDA) one", ((PetscObject)l)->name, NNODEPrefix(l));
   PetscCall(NNODEMGRITTableau(l));
   PetscFunctionReturn(0);

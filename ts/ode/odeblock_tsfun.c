@@ -97,46 +97,48 @@ static PetscErrorCode NNODEMFFDFunction(void *ctx, Vec X, Vec F)
   PetscFunctionReturn(0);
 }
 
+/* the block behind a shell Jacobian, and its ts scheme's data */
+static PetscErrorCode NNODEShellBlock(Mat A, NNLayer *l, NNODE_TS **d)
+{
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(A, l));
+  *d = (NNODE_TS *)((NNLayer_ODE *)(*l)->data)->schemedata;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNODEMatMult_J(Mat A, Vec X, Vec Y)
 {
-  NNLayer      l;
-  NNLayer_ODE *o;
-  NNODE_TS    *d;
+  NNLayer   l = NULL;
+  NNODE_TS *d = NULL;
 
   PetscFunctionBegin;
-  PetscCall(MatShellGetContext(A, &l));
-  o = (NNLayer_ODE *)l->data;
-  d = (NNODE_TS *)o->schemedata;
+  PetscCall(NNODEShellBlock(A, &l, &d));
   PetscCall(MatMult(d->mffd, X, Y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNODEMatMultTranspose_J(Mat A, Vec V, Vec Y)
 {
-  NNLayer      l;
-  NNLayer_ODE *o;
-  NNODE_TS    *d;
+  NNLayer   l = NULL;
+  NNODE_TS *d = NULL;
 
   PetscFunctionBegin;
-  PetscCall(MatShellGetContext(A, &l));
-  o = (NNLayer_ODE *)l->data;
-  d = (NNODE_TS *)o->schemedata;
+  PetscCall(NNODEShellBlock(A, &l, &d));
   PetscCall(NNODEBackwardField(l, d->jk, d->jt, d->jU, V));
-  PetscCall(VecCopy(o->fld.gx, Y));
+  PetscCall(VecCopy(((NNLayer_ODE *)l->data)->fld.gx, Y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNODEMatMultTranspose_Jp(Mat A, Vec V, Vec Y)
 {
-  NNLayer      l;
+  NNLayer      l = NULL;
   NNLayer_ODE *o;
-  NNODE_TS    *d;
+  NNODE_TS    *d = NULL;
   PetscScalar *ya;
 
   PetscFunctionBegin;
-  PetscCall(MatShellGetContext(A, &l));
+  PetscCall(NNODEShellBlock(A, &l, &d));
   o = (NNLayer_ODE *)l->data;
-  d = (NNODE_TS *)o->schemedata;
   PetscCall(NNODEBackwardField(l, d->jpk, d->jpt, d->jpU, V));
   PetscCall(VecGetArrayWrite(Y, &ya)); /* all P entries live on the TS's rank 0 */
   if (!o->integ.rank) PetscCall(PetscArraycpy(ya, o->fld.gp, o->P));
