@@ -118,7 +118,7 @@ PetscErrorCode NNMGRITDestroy(NNMGRIT *mg)
   }
   PetscCall(NNMGRITReset(*mg));
   PetscCall(VecDestroy(&(*mg)->tmpl));
-  if ((*mg)->tspropdestroy) PetscCall((*(*mg)->tspropdestroy)(&(*mg)->tsprop));
+  if ((*mg)->tsprop.destroy) PetscCall((*(*mg)->tsprop.destroy)(&(*mg)->tsprop.ctx));
   PetscCallMPI(MPI_Comm_free(&(*mg)->comm));
   PetscCall(PetscHeaderDestroy(mg));
   PetscFunctionReturn(0);
@@ -268,7 +268,7 @@ PetscErrorCode NNMGRITSetStep(NNMGRIT mg, NNMGRITStepFn step, void *ctx)
   PetscValidHeaderSpecific(mg, NNMGRIT_CLASSID, 1);
   mg->step      = step;
   mg->stepctx   = ctx;
-  mg->propcheck = NULL; /* a user step replaces the TS propagator's checks */
+  mg->tsprop.check = NULL; /* a user step replaces the TS propagator's checks */
   PetscFunctionReturn(0);
 }
 

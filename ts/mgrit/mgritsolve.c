@@ -30,7 +30,7 @@ PetscErrorCode NNMGRITSolve(NNMGRIT mg, Vec u0)
   PetscCall(NNMGRITSetUp(mg));
   PetscCall(VecGetLocalSize(u0, &n));
   PetscCheck(n == mg->nloc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "MGRIT initial state has local size %" PetscInt_FMT " but the state template has %" PetscInt_FMT, n, mg->nloc);
-  if (mg->propcheck) PetscCall((*mg->propcheck)(mg));
+  if (mg->tsprop.check) PetscCall((*mg->tsprop.check)(mg));
   PetscCall(PetscLogEventBegin(NNMGRIT_Solve, mg, 0, 0, 0));
   if (mg->mode == NNMGRIT_ONE_SHOT) PetscCall(NNMGRITGridSolve(mg, &mg->fwd, u0, mg->oneshot_it, PETSC_TRUE));
   else PetscCall(NNMGRITGridSolve(mg, &mg->fwd, u0, mg->max_it, PETSC_FALSE));

@@ -69,9 +69,11 @@ struct _p_NNMGRIT {
   PetscBool   setupcalled, fwddone;
 
   /* TS-based default propagator (ts/mgrit/mgrit_ts.c) */
-  void *tsprop;
-  PetscErrorCode (*tspropdestroy)(void **);
-  PetscErrorCode (*propcheck)(NNMGRIT); /* validates the propagator at the start of each solve, before any message */
+  struct {
+    void *ctx;
+    PetscErrorCode (*destroy)(void **);
+    PetscErrorCode (*check)(NNMGRIT); /* validates the propagator at the start of each solve, before any message */
+  } tsprop;
 };
 
 /* ts/mgrit/mgritsetup.c */
