@@ -79,7 +79,7 @@ static PetscErrorCode NNMGRITStep_TS(void *ctx, PetscInt level, PetscInt k, Pets
    communication when the TS has TSSetRHSJacobianP(), so the error cannot leave a neighbour waiting. */
 static PetscErrorCode NNMGRITTSPropCheck(NNMGRIT mg)
 {
-  NNMGRITTSProp   *p = (NNMGRITTSProp *)mg->tsprop;
+  NNMGRITTSProp   *p = (NNMGRITTSProp *)mg->tsprop.ctx;
   PetscBool        isrk;
   PetscInt         s;
   const PetscReal *b;
@@ -152,16 +152,16 @@ PetscErrorCode NNMGRITSetTS(NNMGRIT mg, TS ts, NNMGRITTSHook hook, void *ctx)
   PetscValidHeaderSpecific(mg, NNMGRIT_CLASSID, 1);
   PetscValidHeaderSpecific(ts, TS_CLASSID, 2);
   PetscCall(PetscObjectReference((PetscObject)ts));
-  if (mg->tspropdestroy) PetscCall((*mg->tspropdestroy)(&mg->tsprop));
+  if (mg->tsprop.destroy) PetscCall((*mg->tsprop.destroy)(&mg->tsprop.ctx));
   PetscCall(PetscNew(&p));
   p->ts             = ts;
   p->hook           = hook;
   p->ctx            = ctx;
   p->withmu         = -1;
-  mg->tsprop        = p;
-  mg->tspropdestroy = NNMGRITTSPropDestroy;
+  mg->tsprop.ctx     = p;
+  mg->tsprop.destroy = NNMGRITTSPropDestroy;
   PetscCall(NNMGRITSetStep(mg, NNMGRITStep_TS, p));
   PetscCall(NNMGRITSetAdjointStep(mg, NNMGRITAdjointStep_TS, p));
-  mg->propcheck = NNMGRITTSPropCheck; /* after NNMGRITSetStep(), which clears it */
+  mg->tsprop.check = NNMGRITTSPropCheck; /* after NNMGRITSetStep(), which clears it */
   PetscFunctionReturn(0);
 }

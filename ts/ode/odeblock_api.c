@@ -1,5 +1,147 @@
-/* Public setters and getters of the neural-ODE block (type-specific: no-ops on other layer types). */
+/* Public setters and getters of the neural-ODE block (type-specific: no-ops on other layer types),
+   and their implementations composed on the block. */
 #include <petnn/private/odeimpl.h>
+
+/* ---------------------------------------------------------------- implementations */
+
+static PetscErrorCode NNLayerODESetTime_ODE(NNLayer l, PetscReal T)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  PetscCheck(T > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: final time -%stime %g must be positive", ((PetscObject)l)->name, NNODEPrefix(l), (double)T);
+  if (T != o->T) l->setupcalled = PETSC_FALSE;
+  o->T = T;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetSteps_ODE(NNLayer l, PetscInt N)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  PetscCheck(N > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: -%ssteps %" PetscInt_FMT " must be positive", ((PetscObject)l)->name, NNODEPrefix(l), N);
+  if (N != o->N) l->setupcalled = PETSC_FALSE;
+  o->N = N;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetParameters_ODE(NNLayer l, NNODEParameters p)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  if (p != o->params) l->setupcalled = PETSC_FALSE;
+  o->params = p;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetScheme_ODE(NNLayer l, NNODEScheme s)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  o->scheme   = s;
+  o->recorded = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetCheckpoints_ODE(NNLayer l, PetscInt K)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  PetscCheck(K >= 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: -%scheckpoints %" PetscInt_FMT " must be 0 (store every step) or positive", ((PetscObject)l)->name, NNODEPrefix(l), K);
+  o->K        = K;
+  o->recorded = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetTimeInput_ODE(NNLayer l, PetscBool flg)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  if (flg != o->timeinput) l->setupcalled = PETSC_FALSE;
+  o->timeinput = flg;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODESetObservationTimes_ODE(NNLayer l, PetscInt nobs, const PetscReal t[])
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  PetscCheck(nobs >= 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: %" PetscInt_FMT " observation times", ((PetscObject)l)->name, nobs);
+  PetscCall(PetscFree(o->tobs));
+  o->nobs = nobs;
+  if (nobs) {
+    PetscCall(PetscMalloc1(nobs, &o->tobs));
+    PetscCall(PetscArraycpy(o->tobs, t, nobs));
+  }
+  l->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODEGetTS_ODE(NNLayer l, TS *ts)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  if (!o->integ.ts) {
+    PetscCheck(l->setupcalled && o->f.nvec, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "ODE block %s: its TS is made for the activation layout; call NNSetUp() first", ((PetscObject)l)->name);
+    PetscCall(NNODECreateTS(l));
+  }
+  *ts = o->integ.ts;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODEGetStorage_ODE(NNLayer l, PetscInt *nstates, PetscLogDouble *bytes, PetscInt *nfull, PetscLogDouble *bytesfull)
+{
+  NNLayer_ODE   *o   = (NNLayer_ODE *)l->data;
+  PetscInt       per = 1; /* state Vecs full storage keeps per step (the TS trajectory: the stages too) */
+  PetscLogDouble vb, fullacts = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNODESchemeSelect(l));
+  if (o->ops->storage) PetscCall((*o->ops->storage)(l, &per, &fullacts));
+  PetscCall(NNODEStateBytes(l, &vb));
+  if (nstates) *nstates = o->stats.nstored;
+  if (bytes) *bytes = o->stats.nstored * vb + o->stats.actstored * o->stats.actbytes;
+  if (nfull) *nfull = o->kend * per + 1;
+  if (bytesfull) *bytesfull = (o->kend * per + 1) * vb + fullacts;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerODEGetTimes_ODE(NNLayer l, PetscLogDouble *forward, PetscLogDouble *adjoint, PetscLogDouble *recompute)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+
+  PetscFunctionBegin;
+  if (forward) *forward = o->stats.tfwd;
+  if (adjoint) *adjoint = o->stats.tadj;
+  if (recompute) *recompute = o->stats.trec;
+  PetscFunctionReturn(0);
+}
+
+/* composed on the block at creation (PETSC_TRUE) and removed at its destruction */
+PetscErrorCode NNODEComposeSetters(NNLayer l, PetscBool add)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetTime_C", add ? NNLayerODESetTime_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetSteps_C", add ? NNLayerODESetSteps_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetParameters_C", add ? NNLayerODESetParameters_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetScheme_C", add ? NNLayerODESetScheme_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetCheckpoints_C", add ? NNLayerODESetCheckpoints_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetTimeInput_C", add ? NNLayerODESetTimeInput_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODESetObservationTimes_C", add ? NNLayerODESetObservationTimes_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetTS_C", add ? NNLayerODEGetTS_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetStorage_C", add ? NNLayerODEGetStorage_ODE : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerODEGetTimes_C", add ? NNLayerODEGetTimes_ODE : NULL));
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- the public functions */
 
 /*@C
    NNLayerODEAddLayer - appends a layer to the vector field f of an ODE block

@@ -11,66 +11,86 @@
 */
 #include <petnn/private/odeimpl.h>
 
-PetscErrorCode NNODEDestroyDiscrete(NNLayer l)
+static PetscErrorCode NNODEReset_Discrete(NNLayer l)
 {
-  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+  NNODE_Discrete *d = (NNODE_Discrete *)((NNLayer_ODE *)l->data)->schemedata;
 
   PetscFunctionBegin;
-  if (o->xs) PetscCall(VecDestroyVecs(o->nxs, &o->xs));
-  o->nxs = 0;
+  if (d->xs) PetscCall(VecDestroyVecs(d->nxs, &d->xs));
+  d->nxs = 0;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNODEForwardDiscrete(NNLayer l, PetscInt n, Vec x, Vec y)
+static PetscErrorCode NNODECreate_Discrete(NNLayer l)
 {
-  NNLayer_ODE   *o      = (NNLayer_ODE *)l->data;
-  PetscBool      record = l->training;
+  NNODE_Discrete *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  ((NNLayer_ODE *)l->data)->schemedata = d;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNODEDestroy_Discrete(NNLayer l)
+{
+  PetscFunctionBegin;
+  PetscCall(NNODEReset_Discrete(l));
+  PetscCall(PetscFree(((NNLayer_ODE *)l->data)->schemedata));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNODEForward_Discrete(NNLayer l, PetscInt n, Vec x, Vec y)
+{
+  NNLayer_ODE    *o      = (NNLayer_ODE *)l->data;
+  NNODE_Discrete *d      = (NNODE_Discrete *)o->schemedata;
+  PetscBool       record = l->training;
   PetscInt       j, nloc = o->dm ? -1 : n;
   Vec            cur;
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  PetscCall(NNODEPrepareVecs(l, n, x, PETSC_FALSE));
-  o->fwdvalid = o->bwdvalid = PETSC_FALSE;
-  if (record && (!o->xs || o->nxs != o->kend + 1 || o->xsn != nloc)) {
-    PetscCall(NNODEDestroyDiscrete(l));
-    PetscCall(VecDuplicateVecs(o->U, o->kend + 1, &o->xs));
-    o->nxs = o->kend + 1;
-    o->xsn = nloc;
+  PetscCall(NNODEPrepareVecs(l, n, x));
+  o->fld.fwd.valid = o->fld.bwd.valid = PETSC_FALSE;
+  if (record && (!d->xs || d->nxs != o->kend + 1 || d->xsn != nloc)) {
+    PetscCall(NNODEReset_Discrete(l));
+    PetscCall(VecDuplicateVecs(o->U, o->kend + 1, &d->xs));
+    d->nxs = o->kend + 1;
+    d->xsn = nloc;
   }
-  cur = record ? o->xs[0] : o->U;
-  PetscCall(NNODECopyIn(l, n, x, cur));
+  cur = record ? d->xs[0] : o->U;
+  PetscCall(NNODECopyState(l, n, x, cur));
   PetscCall(NNODEObservationIndex(l, 0, &j));
   if (j >= 0) PetscCall(NNODEObserve(l, n, j, cur, y));
   PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
   for (PetscInt k = 0; k < o->kend; k++) {
-    PetscCall(NNODEEvalField(l, k, k * o->h, cur, o->F));
+    PetscCall(NNODEEvalField(l, k, k * o->h, cur, o->fld.F));
     if (record) { /* x_{k+1} = x_k + h f: the arithmetic of TS rk 1fe's step */
-      PetscCall(VecWAXPY(o->xs[k + 1], o->h, o->F, cur));
-      cur = o->xs[k + 1];
-    } else PetscCall(VecAXPY(cur, o->h, o->F));
+      PetscCall(VecWAXPY(d->xs[k + 1], o->h, o->fld.F, cur));
+      cur = d->xs[k + 1];
+    } else PetscCall(VecAXPY(cur, o->h, o->fld.F));
     PetscCall(NNODEObservationIndex(l, k + 1, &j));
     if (j >= 0) PetscCall(NNODEObserve(l, n, j, cur, y));
   }
   PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
   if (!o->nobs) PetscCall(NNODEObserve(l, n, -1, cur, y));
-  o->nstored  = record ? o->kend + 1 : 0;
+  o->stats.nstored  = record ? o->kend + 1 : 0;
   o->recorded = record;
   PetscCall(PetscTime(&t1));
-  o->tfwd += t1 - t0;
+  o->stats.tfwd += t1 - t0;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNODEBackwardDiscrete(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, Vec dy, Vec dx)
+static PetscErrorCode NNODEBackward_Discrete(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, Vec dy, Vec dx)
 {
-  NNLayer_ODE   *o = (NNLayer_ODE *)l->data;
-  PetscInt       j;
-  PetscLogDouble t0, t1;
+  NNLayer_ODE    *o = (NNLayer_ODE *)l->data;
+  NNODE_Discrete *d = (NNODE_Discrete *)o->schemedata;
+  PetscInt        j;
+  PetscLogDouble  t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  o->fwdvalid = o->bwdvalid = PETSC_FALSE;
+  o->fld.fwd.valid = o->fld.bwd.valid = PETSC_FALSE;
   PetscCall(VecZeroEntries(o->lambda));
   PetscCall(NNODEObservationIndex(l, o->kend, &j));
   if (!o->nobs || j >= 0) PetscCall(NNODEAddObservationGradient(l, n, o->nobs ? j : -1, dy, o->lambda));
@@ -80,26 +100,33 @@ PetscErrorCode NNODEBackwardDiscrete(NNLayer l, PetscInt n, Vec x PETSC_UNUSED, 
       PetscCall(NNODEObservationIndex(l, k + 1, &j));
       if (j >= 0) PetscCall(NNODEAddObservationGradient(l, n, j, dy, o->lambda));
     }
-    PetscCall(NNODEBackwardField(l, k, k * o->h, o->xs[k], o->lambda));
-    PetscCall(VecAXPY(o->lambda, o->h, o->gx));
-    PetscCall(NNODEAddParameterGradient(l, k, o->h, o->gp));
+    PetscCall(NNODEBackwardField(l, k, k * o->h, d->xs[k], o->lambda));
+    PetscCall(VecAXPY(o->lambda, o->h, o->fld.gx));
+    PetscCall(NNODEAddParameterGradient(l, k, o->h, o->fld.gp));
   }
   PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
   PetscCall(NNODEObservationIndex(l, 0, &j));
   if (j >= 0 && o->kend > 0) PetscCall(NNODEAddObservationGradient(l, n, j, dy, o->lambda));
-  if (dx) {
-    if (o->dm) PetscCall(VecCopy(o->lambda, dx));
-    else {
-      const PetscScalar *la;
-      PetscScalar       *da;
-      PetscCall(VecGetArrayRead(o->lambda, &la));
-      PetscCall(VecGetArrayWrite(dx, &da));
-      PetscCall(PetscArraycpy(da, la, n * o->S));
-      PetscCall(VecRestoreArrayWrite(dx, &da));
-      PetscCall(VecRestoreArrayRead(o->lambda, &la));
-    }
-  }
+  if (dx) PetscCall(NNODECopyState(l, n, o->lambda, dx));
   PetscCall(PetscTime(&t1));
-  o->tadj += t1 - t0;
+  o->stats.tadj += t1 - t0;
   PetscFunctionReturn(0);
 }
+
+static PetscErrorCode NNODEView_Discrete(NNLayer l PETSC_UNUSED, PetscViewer v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "scheme: discrete residual stack x_{k+1} = x_k + h f(x_k), hand-written passes (no TS); stores every step\n"));
+  PetscCall(PetscViewerASCIIPrintf(v, "checkpointing: none, every step stored\n"));
+  PetscFunctionReturn(0);
+}
+
+const NNODESchemeOps NNODESchemeOps_Discrete = {
+  .name     = "discrete",
+  .create   = NNODECreate_Discrete,
+  .destroy  = NNODEDestroy_Discrete,
+  .reset    = NNODEReset_Discrete,
+  .forward  = NNODEForward_Discrete,
+  .backward = NNODEBackward_Discrete,
+  .view     = NNODEView_Discrete,
+};

@@ -56,7 +56,7 @@ static PetscErrorCode NNODEGetBlock(NN net, NNLayer l, const char caller[], NNLa
   PetscCheck(isode, comm, PETSC_ERR_ARG_WRONG, "%s: layer %s has type %s; it needs an ODE block (type %s)", caller, ((PetscObject)l)->name, ((PetscObject)l)->type_name ? ((PetscObject)l)->type_name : "(not set)", NNLAYERODE);
   for (PetscInt i = 0; i < net->nlayers && !inside; i++) inside = NNODEContains(net->layers[i], l);
   PetscCheck(inside, comm, PETSC_ERR_ARG_WRONG, "%s: ODE block %s is not a layer of this network", caller, ((PetscObject)l)->name);
-  PetscCheck(l->setupcalled && ((NNLayer_ODE *)l->data)->nvec, comm, PETSC_ERR_ARG_WRONGSTATE, "%s: ODE block %s is not set up; call NNSetUp() on its network first", caller, ((PetscObject)l)->name);
+  PetscCheck(l->setupcalled && ((NNLayer_ODE *)l->data)->f.nvec, comm, PETSC_ERR_ARG_WRONGSTATE, "%s: ODE block %s is not set up; call NNSetUp() on its network first", caller, ((PetscObject)l)->name);
   PetscCheck(!((NNLayer_ODE *)l->data)->dm, comm, PETSC_ERR_SUP, "%s: ODE block %s has a spatial (DMDA) state; only sequential (dense) states are supported", caller, ((PetscObject)l)->name);
   *block = l;
   PetscFunctionReturn(0);
@@ -72,7 +72,7 @@ static PetscErrorCode NNODEComputeFieldChunk(NNLayer l, PetscInt n, PetscInt k, 
   o->n = n;
   PetscCall(NNODEEvalField(l, k, t, U, F));
   o->n        = nsave;
-  o->fwdvalid = PETSC_FALSE; /* the children now hold this point, not the block's last stage */
+  o->fld.fwd.valid = PETSC_FALSE; /* the children now hold this point, not the block's last stage */
   PetscFunctionReturn(0);
 }
 

@@ -1,4 +1,4 @@
-/* Private implementation of NNMGRIT: multigrid reduction in time (ts/mgrit*.c). */
+/* Private implementation of NNMGRIT: multigrid reduction in time (ts/mgrit/mgrit*.c). */
 #pragma once
 
 #include <petnn/private/nnimpl.h>
@@ -69,14 +69,26 @@ struct _p_NNMGRIT {
   PetscBool   setupcalled, fwddone;
 
   /* TS-based default propagator (ts/mgrit/mgrit_ts.c) */
-  void *tsprop;
-  PetscErrorCode (*tspropdestroy)(void **);
-  PetscErrorCode (*propcheck)(NNMGRIT); /* validates the propagator at the start of each solve, before any message */
+  struct {
+    void *ctx;
+    PetscErrorCode (*destroy)(void **);
+    PetscErrorCode (*check)(NNMGRIT); /* validates the propagator at the start of each solve, before any message */
+  } tsprop;
 };
 
+/* ts/mgrit/mgritsetup.c */
+PETSC_INTERN PetscErrorCode NNMGRITReset(NNMGRIT);
+PETSC_INTERN PetscMPIInt    NNMGRITOwner(NNMGRIT, PetscBool, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode NNMGRITGridSetUp(NNMGRIT, NNMGRITGrid *, PetscBool);
 PETSC_INTERN PetscErrorCode NNMGRITGridReset(NNMGRIT, NNMGRITGrid *);
 PETSC_INTERN PetscErrorCode NNMGRITPoolSetUp(NNMGRIT, PetscInt);
 PETSC_INTERN PetscErrorCode NNMGRITPoolReset(NNMGRIT);
+/* ts/mgrit/mgritcycle.c */
 PETSC_INTERN PetscErrorCode NNMGRITGridSolve(NNMGRIT, NNMGRITGrid *, Vec, PetscInt, PetscBool);
 PETSC_INTERN PetscErrorCode NNMGRITForwardState(NNMGRIT, PetscInt, Vec *);
+
+/* the iterate at point p of a level: the ghost copy at a, else an owned point */
+static inline Vec NNMGRITPoint(NNMGRITLevel *lev, PetscInt p)
+{
+  return p == lev->a ? lev->ghost : lev->u[p - lev->a - 1];
+}
