@@ -298,6 +298,32 @@ PETSC_EXTERN PetscErrorCode NNGetAllreduceTimes(NN, PetscLogDouble *, PetscLogDo
 PETSC_EXTERN PetscErrorCode NNSetCheckpointInterval(NN, PetscInt, PetscReal);
 PETSC_EXTERN PetscErrorCode NNTrainMonitorSet(NN, PetscErrorCode (*)(NN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **));
 
+/* ---------------------------------------------------------------- the trainer (src/trainer)
+   NNTrainer - how a network is trained: epochs, shuffling, gradient check, step monitors,
+   checkpoint policy and the restart cursor. Each network has one (NNGetTrainer()). */
+typedef struct _p_NNTrainer *NNTrainer;
+PETSC_EXTERN PetscClassId   NNTRAINER_CLASSID;
+PETSC_EXTERN PetscErrorCode NNGetTrainer(NN, NNTrainer *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetFromOptions(NNTrainer);
+PETSC_EXTERN PetscErrorCode NNTrainerView(NNTrainer, PetscViewer);
+PETSC_EXTERN PetscErrorCode NNTrainerSetEpochs(NNTrainer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNTrainerGetEpochs(NNTrainer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetShuffle(NNTrainer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNTrainerGetShuffle(NNTrainer, PetscBool *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetMonitor(NNTrainer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNTrainerGetMonitor(NNTrainer, PetscBool *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetCheckpoint(NNTrainer, const char[]);
+PETSC_EXTERN PetscErrorCode NNTrainerGetCheckpoint(NNTrainer, const char *[]);
+PETSC_EXTERN PetscErrorCode NNTrainerSetCheckpointEvery(NNTrainer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNTrainerGetCheckpointEvery(NNTrainer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetCheckpointInterval(NNTrainer, PetscInt, PetscReal);
+PETSC_EXTERN PetscErrorCode NNTrainerGetCheckpointInterval(NNTrainer, PetscInt *, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetGradientCheck(NNTrainer, PetscBool, PetscReal);
+PETSC_EXTERN PetscErrorCode NNTrainerGetGradientCheck(NNTrainer, PetscBool *, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNTrainerMonitorSet(NNTrainer, PetscErrorCode (*)(NN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **));
+PETSC_EXTERN PetscErrorCode NNTrainerMonitorCancel(NNTrainer);
+PETSC_EXTERN PetscErrorCode NNTrainerGetProgress(NNTrainer, PetscInt *, PetscInt *, PetscInt *); /* epochs, steps, batches of the current epoch done */
+
 /* ---------------------------------------------------------------- layer-parallel time stepping (MGRIT, ts/mgrit*.c)
    NNMGRIT solves u_{k+1} = Phi_k(u_k), k = 0..N-1, and its discrete adjoint with multigrid reduction in time,
    the N steps split in contiguous chunks over the ranks of its communicator. */

@@ -60,6 +60,16 @@ static PetscErrorCode NNLayerForward_Dropout(NNLayer l, PetscInt n, const PetscS
   PetscFunctionReturn(0);
 }
 
+/* one uniform number per entry of a sample in training mode (data-parallel training skips the other groups' draws) */
+static PetscErrorCode NNLayerRandomDraws_Dropout(NNLayer l, PetscInt *count)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+
+  PetscFunctionBegin;
+  *count = (l->training && d->rate > 0) ? NNShapeSize(&l->inshape) : 0;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerBackward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
@@ -139,6 +149,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
   l->ops->reset          = NNLayerReset_Dropout;
   l->ops->forward        = NNLayerForward_Dropout;
   l->ops->backward       = NNLayerBackward_Dropout;
+  l->ops->randomdraws    = NNLayerRandomDraws_Dropout;
   l->ops->setfromoptions = NNLayerSetFromOptions_Dropout;
   l->ops->view           = NNLayerView_Dropout;
   l->ops->destroy        = NNLayerDestroy_Dropout;

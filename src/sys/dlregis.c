@@ -47,6 +47,7 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(PetscClassIdRegister("NN layer", &NNLAYER_CLASSID));
   PetscCall(PetscClassIdRegister("NN optimizer", &NNOPT_CLASSID));
   PetscCall(PetscClassIdRegister("NN data set", &NNDATA_CLASSID));
+  PetscCall(PetscClassIdRegister("NN trainer", &NNTRAINER_CLASSID));
   PetscCall(NNLayerRegisterAllTypes());
   PetscCall(NNOptRegisterAllTypes());
   PetscCall(NNDataRegisterAllTypes());

@@ -48,3 +48,9 @@ void NNRandomShuffle(NNRandom *r, PetscInt n, PetscInt perm[])
     perm[j] = t;
   }
 }
+
+/* advances the generator by k draws */
+void NNRandomSkip(NNRandom *r, PetscInt64 k)
+{
+  for (PetscInt64 i = 0; i < k; i++) (void)NNRandomNext(r);
+}

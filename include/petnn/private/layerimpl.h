@@ -48,6 +48,9 @@ struct _NNLayerOps {
   PetscErrorCode (*initialize)(NNLayer);
   PetscErrorCode (*view)(NNLayer, PetscViewer);
   PetscErrorCode (*reset)(NNLayer); /* free workspace made by setup */
+  /* random numbers one sample's forward pass draws from the network's generator in training mode
+     (dropout: one per entry); not set: none, or for a layer with children the sum of theirs */
+  PetscErrorCode (*randomdraws)(NNLayer, PetscInt *);
   PetscErrorCode (*destroy)(NNLayer);
 };
 

@@ -17,9 +17,18 @@ PETSC_INTERN void      NNRandomSeed(NNRandom *, uint64_t);
 PETSC_INTERN uint64_t  NNRandomNext(NNRandom *);
 PETSC_INTERN PetscReal NNRandomUniform(NNRandom *); /* [0,1) with 53 random bits */
 PETSC_INTERN void      NNRandomShuffle(NNRandom *, PetscInt, PetscInt[]);
+PETSC_INTERN void      NNRandomSkip(NNRandom *, PetscInt64); /* advances by k draws */
+
+/* ---------------------------------------------------------------- collective errors (src/sys/collective.c) */
+/* every rank raises the error of the first rank with a nonzero code, with its message */
+PETSC_INTERN PetscErrorCode NNCollectiveError(MPI_Comm, PetscErrorCode, PetscBool, const char[]);
+PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBool, const char[], const char[]);
 
 /* ---------------------------------------------------------------- log events */
 PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
+/* events of the parallel machinery, registered on first use (src/sys/collective.c) */
+PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
+PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
 
 /* ---------------------------------------------------------------- layers (layerimpl.h) */
 #include <petnn/private/layerimpl.h>
@@ -101,62 +110,68 @@ PETSC_INTERN PetscErrorCode NNDataGetOwner(NNData, PetscInt, PetscMPIInt *);
 
 /* ---------------------------------------------------------------- networks */
 typedef struct _n_NNParallel *NNParallel;
-typedef enum {
-  NN_HOOK_FORWARD_BEGIN, /* before top-level layer i's forward pass */
-  NN_HOOK_FORWARD_END,   /* after it */
-  NN_HOOK_BACKWARD_BEGIN, /* after the loss, before the backward pass (i = number of layers): dL/dy is in dact[i] */
-  NN_HOOK_BACKWARD_END,  /* after layer i's backward pass: its parameter gradient is final */
-  NN_HOOK_BACKWARD_DONE  /* after the whole backward pass (i = -1), the gradient array still held */
-} NNHookStage;
+/* Callbacks of the backward pass (NNSetBackwardCallbacks()): NNLossGradient() calls begin after the
+   loss with its value and dL/dy (which begin may scale), layerdone(net, i, g) after top-level
+   layer i's backward pass, when that layer's part of the gradient array g is final, and done(net, g)
+   after the whole backward pass, g still held. Data-parallel training sums finished slices of the
+   gradient across data groups in them (src/reducer/interface/dataparallel.c). */
+typedef struct {
+  PetscErrorCode (*begin)(NN, PetscReal, Vec, void *);
+  PetscErrorCode (*layerdone)(NN, PetscInt, PetscScalar *, void *);
+  PetscErrorCode (*done)(NN, PetscScalar *, void *);
+  void *ctx;
+} NNBackwardCallbacks;
 
 struct _p_NN {
   PETSCHEADER(int);
+  /* the graph */
   NNShape   inshape;
-  PetscInt  nlayers, maxlayers;
-  NNLayer  *layers;    /* in the order they run (NNSetUp(): src/nn/interface/nnreorder.c) */
-  NNLayer  *given;     /* in the order they were added */
-  PetscBool poolfirst; /* NNSetPoolBeforeActivation() */
-  PetscInt  nmoved;    /* ReLUs NNSetUp() moved behind the max pooling after them */
+  PetscInt  nlayers;
+  NNLayer  *layers; /* in the order they run (NNSetUp(): src/nn/interface/nnreorder.c) */
+  struct {
+    NNLayer *layers;   /* in the order they were added */
+    PetscInt capacity; /* of both layer arrays */
+  } added;
+  struct {
+    PetscBool poolfirst; /* NNSetPoolBeforeActivation() */
+    PetscInt  nmoved;    /* ReLUs NNSetUp() moved behind the max pooling after them */
+  } reorder;
   char      loss[32];
   NNLossOps lossops;
   PetscInt  nbatch; /* batch capacity = minibatch size */
-  PetscInt  epochs, epoch, step; /* epochs to train, epochs done, optimizer steps done */
-  PetscInt64 seed;
-  NNRandom  rng;
-  PetscBool training, setupcalled;
-  PetscBool reinit; /* the next NNSetUp() initializes parameters; false when only the batch size changed */
+  NNRandom  rng;    /* initialization, shuffling, dropout */
+  struct {
+    PetscInt64 seed;   /* -nn_seed: the generator's state at every initialization */
+    PetscBool  reinit; /* the next NNSetUp() initializes parameters; false when only the batch size changed */
+    PetscInt   count;  /* initializations so far: the trainer's restart cursor belongs to one */
+  } init;
+  PetscBool training, setupcalled, setfromoptionscalled;
 
+  /* storage */
   Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential, replicated on every rank) */
   PetscBool dthetazero;         /* dtheta is known to be zero: the next NNLossGradient() need not zero it */
   PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
   Vec      *dact;               /* gradients of the activations */
-  DM        indm;               /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */
-  Vec       tspatial;           /* targets cut to a spatial output's layout */
-  NNOpt     opt;
+  struct {
+    DM  indm;     /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */
+    Vec tspatial; /* targets cut to a spatial output's layout */
+  } spatial;
 
-  /* training controls */
-  PetscBool monitor, shuffle;
-  char      checkpoint[PETSC_MAX_PATH_LEN];
-  PetscInt  checkpoint_every;
-  PetscBool gradcheck;
-  PetscReal gradcheck_tol;
-  PetscInt  checkpoint_steps;   /* also checkpoint every this many optimizer steps (0: off) */
-  PetscReal checkpoint_seconds; /* also checkpoint when this many seconds passed since the last one (0: off) */
-  PetscInt  batch;              /* minibatches done in the current epoch: restarts continue mid-epoch */
-  NNRandom  rng_epoch;          /* generator state before the current epoch's shuffle (regenerates its permutation) */
-  PetscReal epoch_loss;         /* sum over the current epoch's batches so far of mean loss * samples */
-  PetscReal steploss;           /* the loss of the batch whose backward pass is running (NNLossGradient()) */
-  PetscInt  epoch_correct;      /* correctly classified training samples so far in the current epoch */
-  PetscErrorCode (*stepmonitor)(NN, PetscInt, PetscInt, PetscReal, void *); /* NNTrainMonitorSet() */
-  void          *stepmonitorctx;
-  PetscErrorCode (*stepmonitordestroy)(void **);
-  /* process grid (trainers x data groups x spatial ranks) and data-parallel state, src/nn/interface/grid.c */
-  NNParallel par;
-  /* while data-parallel training runs: called around every top-level layer's forward pass and
-     after its backward pass (gradient buckets, random-number streams); NULL otherwise */
-  PetscErrorCode (*hook)(NN, NNHookStage, PetscInt);
+  NNOpt      opt;
+  NNTrainer  trainer; /* NNGetTrainer(): schedule, monitors, checkpoint policy, restart cursor (src/trainer) */
+  NNParallel par;     /* process grid (trainers x data groups x spatial ranks), src/nn/interface/grid.c */
+  /* what a rank computing a shard of a data-parallel step adds to the passes (src/nn/interface/nnpass.c) */
+  struct {
+    NNBackwardCallbacks backward; /* NNSetBackwardCallbacks(): called during NNLossGradient()'s backward pass */
+    PetscInt            rngshard[2]; /* NNSetRandomShard(): samples of other data groups before and after this rank's */
+  } pass;
 };
+
+/* the passes (src/nn/interface/nnpass.c) */
+PETSC_INTERN PetscErrorCode NNSetBackwardCallbacks(NN, const NNBackwardCallbacks *); /* NULL: none */
+PETSC_INTERN PetscErrorCode NNSetRandomShard(NN, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode NNLayerGetRandomDraws(NNLayer, PetscInt *);
 
 /* the order the layers run in (src/nn/interface/nnreorder.c) */
 PETSC_INTERN PetscErrorCode NNReorderLayers(NN);
@@ -172,6 +187,7 @@ PETSC_INTERN PetscErrorCode NNPredictSpatial(NN, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);
 typedef PetscErrorCode (*NNTensorVisitor)(NN, NNLayer, const char *, NNTensor *, void *);
 PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
+PETSC_INTERN PetscInt       NNTensorOffset(NNLayer, const NNTensor *); /* in the network's parameter (or buffer) array */
 
 /* process grid (src/nn/interface/grid.c) */
 PETSC_INTERN MPI_Comm       NNGetLayerComm(NN); /* the layers' communicator: the rank's spatial group */
@@ -199,3 +215,11 @@ PETSC_INTERN PetscErrorCode NNH5ErrorMessage(size_t, char[]); /* innermost messa
 PETSC_INTERN PetscErrorCode NNH5SilenceErrors(PetscBool); /* PETSC_TRUE: stop HDF5 printing its stack; PETSC_FALSE: restore */
 PETSC_INTERN PetscErrorCode NNH5ShapeToString(PetscInt, const PetscInt[], size_t, char[]);
 PETSC_INTERN PetscErrorCode NNH5ListRoot(int64_t, size_t, char[]); /* "x (100,4), y (100), grp/" */
+/* atomic files (src/sys/atomicfile.c): written to "<file>.tmp.<pid>", committed by a rename */
+typedef struct {
+  char    tmp[PETSC_MAX_PATH_LEN + 32];
+  int64_t fid; /* an HDF5 hid_t */
+} NNAtomicFile;
+PETSC_INTERN PetscErrorCode NNAtomicCreate(const char[], const char[], NNAtomicFile *); /* file, what it is (for errors) */
+PETSC_INTERN PetscErrorCode NNAtomicCommit(NNAtomicFile *, const char[], const char[]);
+PETSC_INTERN void           NNAtomicAbort(NNAtomicFile *); /* never fails: for error paths */

@@ -1,6 +1,6 @@
 /*
-   Process grid, data-parallel training and tournaments: private to src/nn/interface/grid.c, src/reducer, src/trainer,
-   checkpoint.c and data.c.
+   Process grid, data-parallel training and tournaments: private to src/nn/interface/grid.c, src/reducer, src/trainer
+   and checkpoint.c.
 
    The network's communicator (size P) is split into K trainers x D data groups x S spatial ranks,
    P = K*D*S, in this order of world ranks:  rank = (trainer*D + group)*S + srank.
@@ -61,13 +61,9 @@ struct _n_NNParallel {
   PetscReal  sharemin, sharemax;      /* extreme shares (x D/n) since the last report */
 
   /* the current training step */
-  PetscBool active;                   /* a training step is running: the hook acts */
   PetscInt  n, first, last;           /* samples in the global batch, this group's shard [first,last) */
   PetscReal weight;                   /* (last-first)/n: this group's share of the mean gradient */
-  PetscInt  nhook;                    /* layers the hook arrays below were sized for */
   PetscInt *draws;                    /* random numbers each top-level layer draws per sample (dropout) */
-  NNRandom *probe;                    /* generator states around each layer during the probe */
-  PetscBool probing;
 
   /* communication statistics since the start of training */
   PetscLogDouble t_exposed;           /* time inside MPI calls of the all-reduce (launch, test, wait) */
@@ -84,12 +80,9 @@ struct _n_NNParallel {
   PetscInt sample0, ntrain, tour0;
 };
 
-PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
-
-PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
 PETSC_INTERN PetscErrorCode NNParallelGet(NN, NNParallel *);                      /* creates the default grid */
 PETSC_INTERN void           NNParallelShard(PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
-PETSC_INTERN PetscErrorCode NNParallelTrainBegin(NN, Vec);
+PETSC_INTERN PetscErrorCode NNParallelTrainBegin(NN);
 PETSC_INTERN PetscErrorCode NNParallelTrainEnd(NN);
 PETSC_INTERN PetscErrorCode NNParallelStepBegin(NN, PetscInt);
 PETSC_INTERN PetscErrorCode NNParallelStepEmpty(NN);
@@ -99,10 +92,9 @@ PETSC_INTERN PetscErrorCode NNParallelGatherOptState(NN);
 PETSC_INTERN PetscErrorCode NNParallelSetPartition(NN, NNData);
 PETSC_INTERN PetscErrorCode NNParallelFileName(NN, const char[], size_t, char[]);
 PETSC_INTERN PetscErrorCode NNTournament(NN, NNData);
+
+
 PETSC_INTERN PetscErrorCode NNEvaluateRange(NN, NNData, MPI_Comm, PetscInt, PetscInt, PetscReal *, PetscReal *);
-PETSC_INTERN PetscErrorCode NNCollectiveError(MPI_Comm, PetscErrorCode, PetscBool, const char[]);
-PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBool, const char[], const char[]);
-PETSC_INTERN void           NNRandomSkip(NNRandom *, PetscInt64);
 PETSC_INTERN PetscErrorCode NNShmAllreduceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceDestroy(NN);
 PETSC_INTERN PetscErrorCode NNShmAllreduceCheck(NN);

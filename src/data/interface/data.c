@@ -9,7 +9,7 @@
    the requested row numbers and of the rows) brings them from their owners, like LBANN's data
    store. Set-up errors (a missing or truncated file on some rank) are raised on every rank.
 */
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/nnimpl.h>
 
 PetscFunctionList NNDataList = NULL;
 

@@ -1,48 +1,11 @@
 /*
-   The process grid (trainers x data groups x spatial ranks) and data-parallel training:
-   gradient buckets all-reduced during the backward pass, random-number streams that make a
-   data-parallel step draw exactly what one rank would, and the step bookkeeping NNTrain() uses.
-
-   Data parallelism, as PyTorch DDP does it: every data group computes the loss and gradient of
-   its shard [first,last) of the global minibatch; the gradient of the mean loss over the global
-   batch is the sum over groups of (last-first)/n times each group's mean gradient. The parameter
-   Vec is laid out layer after layer, so the gradient of the last layers is final first: buckets
-   (contiguous slices of about -nn_bucket_size MB, filled from the last layer backwards) are
-   scaled and handed to MPI_Iallreduce as soon as their first layer's backward pass is done, and
-   MPI_Testall between the layers' backward passes progresses them; NNLossGradient() waits for all
-   of them at the end of the backward pass, before the optimizer step. Every rank then takes the
-   same optimizer step on the same gradient, so the parameters stay identical on all ranks.
+   The process grid of a network: trainers x data groups x spatial ranks, their communicators, and
+   the settings of data-parallel and tournament training kept with it (src/reducer and src/trainer
+   do the work: src/reducer/interface/dataparallel.c, src/trainer/interface/tournament.c).
 */
 #include <petnn/private/parallelimpl.h>
-#include <string.h>
 
-PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
-
-static PetscBool NNParallelEventsRegistered = PETSC_FALSE;
-
-static PetscErrorCode NNParallelFinalizeEvents(void)
-{
-  PetscFunctionBegin;
-  NNParallelEventsRegistered = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* log events of the parallel machinery (registered on first use) */
-PetscErrorCode NNParallelRegisterEvents(void)
-{
-  PetscFunctionBegin;
-  if (NNParallelEventsRegistered) PetscFunctionReturn(0);
-  NNParallelEventsRegistered = PETSC_TRUE;
-  PetscCall(PetNNInitializePackage());
-  PetscCall(PetscLogEventRegister("NNAllreduceLaunch", NN_CLASSID, &NN_AllreduceLaunch));
-  PetscCall(PetscLogEventRegister("NNAllreduceWait", NN_CLASSID, &NN_AllreduceWait));
-  PetscCall(PetscLogEventRegister("NNAllgather", NN_CLASSID, &NN_Allgather));
-  PetscCall(PetscLogEventRegister("NNDataExchange", NNDATA_CLASSID, &NN_DataExchange));
-  PetscCall(PetscLogEventRegister("NNBroadcast", NN_CLASSID, &NN_Broadcast));
-  PetscCall(PetscLogEventRegister("NNTournament", NN_CLASSID, &NN_Tournament));
-  PetscCall(PetscRegisterFinalize(NNParallelFinalizeEvents));
-  PetscFunctionReturn(0);
-}
+const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
 
 /* the shard [first,last) of a batch of n samples that data group g of D computes */
 void NNParallelShard(PetscInt n, PetscInt g, PetscInt D, PetscInt *first, PetscInt *last)
@@ -51,50 +14,10 @@ void NNParallelShard(PetscInt n, PetscInt g, PetscInt D, PetscInt *first, PetscI
   *last  = (PetscInt)(((PetscInt64)n * (g + 1)) / D);
 }
 
-/* advances the generator by k draws */
-void NNRandomSkip(NNRandom *r, PetscInt64 k)
-{
-  for (PetscInt64 i = 0; i < k; i++) (void)NNRandomNext(r);
-}
-
 /* with one data group and one trainer the layers keep the network's own communicator */
 MPI_Comm NNGetLayerComm(NN net)
 {
   return net->par && net->par->K * net->par->D > 1 ? net->par->scomm : PetscObjectComm((PetscObject)net);
-}
-
-/* every rank raises the error of the first rank where ierr is nonzero, with that rank's message (and,
-   with tellrank, the rank that found it if the others did not) */
-PetscErrorCode NNCollectiveCheck(MPI_Comm comm, PetscErrorCode ierr, PetscBool tellrank, const char what[], const char message[])
-{
-  PetscMPIInt rank, size, first, nbad, code = (PetscMPIInt)ierr;
-  char        msg[1024] = "";
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  first = ierr ? rank : size;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) PetscFunctionReturn(0);
-  if (rank == first) PetscCall(PetscStrncpy(msg, message ? message : "unknown error", sizeof(msg)));
-  PetscCallMPI(MPI_Bcast(msg, (PetscMPIInt)sizeof(msg), MPI_CHAR, first, comm));
-  PetscCallMPI(MPI_Bcast(&code, 1, MPI_INT, first, comm));
-  nbad = ierr ? 1 : 0;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nbad, 1, MPI_INT, MPI_SUM, comm));
-  if (tellrank && nbad < size) SETERRQ(comm, (PetscErrorCode)code, "%s%s (found on rank %d of %d; every rank stops)", what, msg, first, size);
-  SETERRQ(comm, (PetscErrorCode)code, "%s%s", what, msg);
-}
-
-/* after a local step that may have failed on some ranks (ierr, caught with PetscReturnErrorHandler):
-   every rank raises the first failing rank's error, so no rank waits in a later collective */
-PetscErrorCode NNCollectiveError(MPI_Comm comm, PetscErrorCode ierr, PetscBool tellrank, const char what[])
-{
-  char *specific = NULL;
-
-  PetscFunctionBegin;
-  if (ierr) PetscCall(PetscErrorMessage(ierr, NULL, &specific));
-  PetscCall(NNCollectiveCheck(comm, ierr, tellrank, what, specific));
-  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------- the grid */
@@ -115,7 +38,6 @@ PetscErrorCode NNParallelDestroy(NNParallel *p)
   PetscCall(PetscFree((*p)->buckets));
   PetscCall(PetscFree((*p)->req));
   PetscCall(PetscFree((*p)->draws));
-  PetscCall(PetscFree((*p)->probe));
   PetscCall(PetscFree2((*p)->pcount, (*p)->pdispl));
   PetscCall(PetscFree((*p)->rcount));
   PetscCall(PetscFree((*p)->gslice));
@@ -161,7 +83,7 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   PetscCheck(K >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_tournament_trainers %" PetscInt_FMT " must be positive", K);
   PetscCheck(D >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_data_groups %" PetscInt_FMT " must be positive", D);
   PetscCheck(size % (K * D) == 0, comm, PETSC_ERR_ARG_INCOMP, "%" PetscInt_FMT " trainers (-nn_tournament_trainers) x %" PetscInt_FMT " data groups (-nn_data_groups) do not divide the %d ranks of the network: the number of ranks must be trainers x data groups x ranks per spatial group", K, D, size);
-  PetscCheck(!net->indm || K * D == 1, comm, PETSC_ERR_SUP, "A network with NNSetInputDM() runs on the DMDA's ranks: data groups and trainers are not supported (-nn_data_groups %" PetscInt_FMT ", -nn_tournament_trainers %" PetscInt_FMT ")", D, K);
+  PetscCheck(!net->spatial.indm || K * D == 1, comm, PETSC_ERR_SUP, "A network with NNSetInputDM() runs on the DMDA's ranks: data groups and trainers are not supported (-nn_data_groups %" PetscInt_FMT ", -nn_tournament_trainers %" PetscInt_FMT ")", D, K);
   PetscCall(NNParallelRegisterEvents());
   PetscCall(PetscNew(&p));
   p->K         = K;
@@ -377,6 +299,49 @@ PetscErrorCode NNSetOptimizerSharding(NN net, PetscBool flg)
 }
 
 /*@
+   NNSetLoadBalance - lets the data groups split each minibatch in proportion to their speeds
+
+   Logically Collective
+
+   Input Parameters:
++  net - the network
+.  flg - PETSC_TRUE to balance
+-  maxshare - the largest shard, as a multiple of an equal shard (batch/D), at least 1; it sets the
+              per-rank batch capacity, hence the memory of the activations (PETSC_DEFAULT: 1.5)
+
+   Options Database Keys:
++  -nn_load_balance <bool> - balance the shards (default false)
+-  -nn_load_balance_max_share <f> - the largest shard as a multiple of batch/D (default 1.5)
+
+   Notes:
+   Each group's throughput (samples per second of its forward and backward pass, without the
+   all-reduce) is averaged over the last steps (weight 1/2 per step) and the next global minibatch
+   is split in proportion, every group getting at least one sample when there are enough. The
+   training trajectory is the same as with equal shards up to rounding, but depends on the timings,
+   so it is not bitwise reproducible, and batch normalization sees shards of varying size. Useful
+   when the ranks' cores run at different or varying speeds; -nn_monitor reports the shares.
+
+   Level: intermediate
+
+.seealso: `NNSetProcessGrid()`, `NNTrain()`
+@*/
+PetscErrorCode NNSetLoadBalance(NN net, PetscBool flg, PetscReal maxshare)
+{
+  NNParallel p = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(net, flg, 2);
+  PetscCall(NNParallelGet(net, &p));
+  if (maxshare != (PetscReal)PETSC_DEFAULT) {
+    PetscCheck(maxshare >= 1, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_load_balance_max_share %g must be at least 1 (a multiple of the equal shard batch/data groups)", (double)maxshare);
+    p->balance_max = maxshare;
+  }
+  p->balance = flg;
+  PetscFunctionReturn(0);
+}
+
+/*@
    NNSetTournament - sets the tournament schedule of tournament training (LBANN's LTFB)
 
    Collective
@@ -418,68 +383,6 @@ PetscErrorCode NNSetTournament(NN net, PetscInt interval, PetscInt samples)
 }
 
 /*@
-   NNSetCheckpointInterval - checkpoints during an epoch, every so many steps or seconds
-
-   Logically Collective
-
-   Input Parameters:
-+  net - the network (give the file with -nn_checkpoint)
-.  steps - checkpoint after every this many optimizer steps (0: off)
--  seconds - checkpoint when this many seconds have passed since the last checkpoint (0: off)
-
-   Options Database Keys:
-+  -nn_checkpoint_steps <n> - step interval
--  -nn_checkpoint_seconds <s> - time interval (the slowest rank's clock decides)
-
-   Notes:
-   A checkpoint written during an epoch holds the position in it (the batch index and the
-   generator state from which the epoch's permutation is regenerated), so a run killed at any
-   point and restarted with -load from its last checkpoint ends bitwise identical to an
-   uninterrupted run. The per-epoch checkpoints (-nn_checkpoint_every) continue as before.
-
-   Level: intermediate
-
-.seealso: `NNCheckpointSave()`, `NNCheckpointLoad()`, `NNTrain()`
-@*/
-PetscErrorCode NNSetCheckpointInterval(NN net, PetscInt steps, PetscReal seconds)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscCheck(steps >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_checkpoint_steps %" PetscInt_FMT " must be non-negative (0: off)", steps);
-  PetscCheck(seconds >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_checkpoint_seconds %g must be non-negative (0: off)", (double)seconds);
-  net->checkpoint_steps   = steps;
-  net->checkpoint_seconds = seconds;
-  PetscFunctionReturn(0);
-}
-
-/*@C
-   NNTrainMonitorSet - sets a function NNTrain() calls after every optimizer step
-
-   Logically Collective
-
-   Input Parameters:
-+  net - the network
-.  monitor - monitor(net, epoch, step, loss, ctx): the 0-based epoch, the steps taken so far and the
-             mean loss of the global minibatch just trained on (the same on every rank)
-.  ctx - context for the monitor
--  destroy - frees ctx when the network is destroyed (may be NULL)
-
-   Level: intermediate
-
-.seealso: `NNTrain()`
-@*/
-PetscErrorCode NNTrainMonitorSet(NN net, PetscErrorCode (*monitor)(NN, PetscInt, PetscInt, PetscReal, void *), void *ctx, PetscErrorCode (*destroy)(void **))
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (net->stepmonitordestroy) PetscCall((*net->stepmonitordestroy)(&net->stepmonitorctx));
-  net->stepmonitor        = monitor;
-  net->stepmonitorctx     = ctx;
-  net->stepmonitordestroy = destroy;
-  PetscFunctionReturn(0);
-}
-
-/*@
    NNGetAllreduceTimes - communication time of data-parallel training since NNTrain() started
 
    Not Collective
@@ -507,12 +410,12 @@ PetscErrorCode NNGetAllreduceTimes(NN net, PetscLogDouble *exposed, PetscLogDoub
   PetscFunctionReturn(0);
 }
 
-/* options of the grid, the buckets, tournaments and restarts; called by NNSetFromOptions() before it adds layers */
+/* options of the grid, the buckets and tournaments; called by NNSetFromOptions() before it adds layers */
 PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsObject)
 {
   NNParallel p = NULL;
-  PetscInt   K, D, M, S, steps = net->checkpoint_steps;
-  PetscReal  mb, secs = net->checkpoint_seconds;
+  PetscInt   K, D, M, S;
+  PetscReal  mb;
   PetscBool  f1, f2;
 
   PetscFunctionBegin;
@@ -544,9 +447,6 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   PetscCall(PetscOptionsInt("-nn_tournament_interval", "Optimizer steps between tournaments", "NNSetTournament", M, &M, &f1));
   PetscCall(PetscOptionsInt("-nn_tournament_samples", "Samples in each trainer's tournament set", "NNSetTournament", S, &S, &f2));
   if (f1 || f2) PetscCall(NNSetTournament(net, M, S));
-  PetscCall(PetscOptionsInt("-nn_checkpoint_steps", "Also checkpoint every this many steps (0: off)", "NNSetCheckpointInterval", steps, &steps, &f1));
-  PetscCall(PetscOptionsReal("-nn_checkpoint_seconds", "Also checkpoint when this many seconds passed since the last checkpoint (0: off)", "NNSetCheckpointInterval", secs, &secs, &f2));
-  if (f1 || f2) PetscCall(NNSetCheckpointInterval(net, steps, secs));
   PetscFunctionReturn(0);
 }
 
@@ -579,397 +479,5 @@ PetscErrorCode NNParallelFileName(NN net, const char base[], size_t len, char ou
   if (n > 3) PetscCall(PetscStrcmp(base + n - 3, ".h5", &h5));
   if (h5) PetscCall(PetscSNPrintf(out, len, "%.*s.trainer%d.h5", (int)(n - 3), base, p->trainer));
   else PetscCall(PetscSNPrintf(out, len, "%s.trainer%d", base, p->trainer));
-  PetscFunctionReturn(0);
-}
-
-/* ---------------------------------------------------------------- the layer hook */
-static PetscErrorCode NNBucketLaunch(NN net, PetscScalar *g, PetscInt b)
-{
-  NNParallel     p = net->par;
-  NNBucket      *k = &p->buckets[b];
-  PetscLogDouble t0, t1;
-
-  PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  if (p->sharded) { /* each group receives the sum over its slice's part of the bucket */
-    PetscInt off = PetscMin(PetscMax(k->lo, p->slo), p->shi) - p->slo;
-    PetscCallMPI(MPI_Ireduce_scatter(g + k->lo, p->gslice + off, p->rcount + b * p->D, MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
-  } else PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, g + k->lo, (PetscMPIInt)(k->hi - k->lo), MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
-  PetscFunctionReturn(0);
-}
-
-/* after layer i's backward pass: launch the bucket it completes, progress the ones in flight */
-static PetscErrorCode NNBucketsProgress(NN net, PetscInt i)
-{
-  NNParallel     p = net->par;
-  PetscScalar   *g = net->layers[i]->dtheta - net->layers[i]->poff; /* the whole gradient array */
-  PetscLogDouble t0, t1;
-  int            flag;
-
-  PetscFunctionBegin;
-  if (p->useshm) { /* the shared-memory reduction runs at the end, but may start on the gradients already final */
-    PetscCall(NNShmBackwardProgress(net, i));
-    PetscFunctionReturn(0);
-  }
-  if (!p->nbuckets) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(NN_AllreduceLaunch, net, 0, 0, 0));
-  while (p->nlaunched < p->nbuckets && p->buckets[p->nlaunched].trigger >= i) {
-    PetscCall(NNBucketLaunch(net, g, p->nlaunched));
-    p->nlaunched++;
-  }
-  PetscCall(PetscTime(&t0));
-  if (p->nlaunched) PetscCallMPI(MPI_Testall((PetscMPIInt)p->nlaunched, p->req, &flag, MPI_STATUSES_IGNORE));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
-  PetscCall(PetscLogEventEnd(NN_AllreduceLaunch, net, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-/* end of the backward pass: launch what is left (nothing, normally) and wait for everything */
-static PetscErrorCode NNBucketsWait(NN net, PetscScalar *g)
-{
-  NNParallel     p = net->par;
-  PetscLogDouble t0, t1;
-
-  PetscFunctionBegin;
-  if (!p->nbuckets) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(NN_AllreduceWait, net, 0, 0, 0));
-  if (p->useshm) {
-    PetscLogDouble te;
-    PetscCall(NNShmAllreduce(net, &t0, &t1, &te));
-    p->t_exposed += t0 + t1;
-    p->t_wait += t0;
-    p->t_early += te;
-  } else {
-    for (; p->nlaunched < p->nbuckets; p->nlaunched++) PetscCall(NNBucketLaunch(net, g, p->nlaunched));
-    PetscCall(PetscTime(&t0));
-    PetscCallMPI(MPI_Waitall((PetscMPIInt)p->nbuckets, p->req, MPI_STATUSES_IGNORE));
-    PetscCall(PetscTime(&t1));
-    p->t_exposed += t1 - t0;
-  }
-  p->nreduce++;
-  PetscCall(PetscLogEventEnd(NN_AllreduceWait, net, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNParallelHook(NN net, NNHookStage stage, PetscInt i)
-{
-  NNParallel p = net->par;
-
-  PetscFunctionBegin;
-  if (p->probing) { /* record the generator around every layer */
-    if (stage == NN_HOOK_FORWARD_BEGIN) p->probe[2 * i] = net->rng;
-    else if (stage == NN_HOOK_FORWARD_END) p->probe[2 * i + 1] = net->rng;
-    PetscFunctionReturn(0);
-  }
-  if (!p->active) PetscFunctionReturn(0);
-  switch (stage) {
-  case NN_HOOK_BACKWARD_BEGIN: /* the gradient of the global mean: this shard's mean weighted by its share */
-    if (p->weight != 1.0) PetscCall(VecScale(net->dact[i], p->weight));
-    if (PetscIsInfOrNanReal(net->steploss)) PetscCall(NNShmMarkBadStep(net)); /* training stops after this step: no shared optimizer step */
-    break;
-  case NN_HOOK_FORWARD_BEGIN: /* draw the random numbers of this group's samples where one rank would */
-    if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)p->first * p->draws[i]);
-    break;
-  case NN_HOOK_FORWARD_END:
-    if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)(p->n - p->last) * p->draws[i]);
-    break;
-  case NN_HOOK_BACKWARD_END:
-    PetscCall(NNBucketsProgress(net, i));
-    break;
-  case NN_HOOK_BACKWARD_DONE:
-    PetscCall(NNBucketsWait(net, net->layers[0]->dtheta - net->layers[0]->poff));
-    break;
-  }
-  PetscFunctionReturn(0);
-}
-
-/* random numbers each top-level layer draws per sample in training mode (dropout: one per entry),
-   found by running one zero sample through the network and counting generator steps */
-static PetscErrorCode NNParallelProbeDraws(NN net, Vec x)
-{
-  NNParallel p = net->par;
-  NNRandom   saved = net->rng;
-  Vec        buf0;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(net->buf, &buf0)); /* batch norm updates its running statistics: restore them */
-  PetscCall(VecCopy(net->buf, buf0));
-  PetscCall(VecZeroEntries(x));
-  p->probing = PETSC_TRUE;
-  net->hook  = NNParallelHook;
-  PetscCall(NNForward(net, 1, x, NULL));
-  p->probing = PETSC_FALSE;
-  for (PetscInt i = 0; i < net->nlayers; i++) {
-    NNRandom  r     = p->probe[2 * i];
-    PetscInt64 k    = 0, limit = 64 * (PetscInt64)NNShapeSize(&net->layers[i]->inshape) + 1024;
-    while (memcmp(r.s, p->probe[2 * i + 1].s, sizeof(r.s))) {
-      (void)NNRandomNext(&r);
-      PetscCheck(++k <= limit, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "Layer %s draws more random numbers per sample than data-parallel training can replay", ((PetscObject)net->layers[i])->name);
-    }
-    if (k) {
-      DM dm;
-      PetscCall(VecGetDM(net->act[i + 1], &dm));
-      PetscCheck(!dm || p->D == 1, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "Layer %s (%s) draws random numbers on a spatial (DMDA) activation, which depend on the decomposition: not supported with -nn_data_groups %" PetscInt_FMT "; put it after %s", ((PetscObject)net->layers[i])->name, ((PetscObject)net->layers[i])->type_name, p->D, NNLAYERSPATIALFLATTEN);
-    }
-    p->draws[i] = (PetscInt)k;
-  }
-  net->rng = saved;
-  PetscCall(VecCopy(buf0, net->buf));
-  PetscCall(VecDestroy(&buf0));
-  PetscFunctionReturn(0);
-}
-
-/* buckets of about bucket_mb MB from the last layer backwards; a layer is never split. Top-level
-   layer i owns the parameters [poff_i, poff_{i+1}) (its children and their copies included). With a
-   sharded optimizer, also each slice's part of each bucket. */
-static PetscErrorCode NNParallelMakeBuckets(NN net)
-{
-  NNParallel p     = net->par;
-  PetscInt   limit = (PetscInt)PetscMin(p->bucket_mb * 1e6 / sizeof(PetscScalar), (PetscReal)PETSC_MPI_INT_MAX);
-  PetscInt   nb = 0, hi = -1, lo = 0, trig = -1, end;
-
-  PetscFunctionBegin;
-  PetscCall(PetscFree(p->buckets));
-  PetscCall(PetscFree(p->req));
-  PetscCall(PetscMalloc1(net->nlayers, &p->buckets));
-  PetscCall(PetscMalloc1(net->nlayers, &p->req));
-  PetscCall(VecGetSize(net->theta, &end));
-  for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
-    PetscInt l0 = net->layers[i]->poff, l1 = i + 1 < net->nlayers ? net->layers[i + 1]->poff : end;
-    if (l1 == l0) continue;
-    if (hi < 0) hi = l1;
-    lo   = l0;
-    trig = i;
-    if (hi - lo >= limit) {
-      p->buckets[nb++] = (NNBucket){lo, hi, trig};
-      hi               = -1;
-    }
-  }
-  if (hi >= 0) p->buckets[nb++] = (NNBucket){lo, hi, trig};
-  p->nbuckets = nb;
-  for (PetscInt b = 0; b < nb; b++) p->req[b] = MPI_REQUEST_NULL;
-  PetscCall(PetscFree(p->rcount));
-  PetscCall(PetscFree2(p->pcount, p->pdispl));
-  PetscCall(PetscFree(p->gslice));
-  if (p->sharded) {
-    PetscCall(PetscMalloc1(nb * p->D + 1, &p->rcount));
-    PetscCall(PetscMalloc2(p->D, &p->pcount, p->D, &p->pdispl));
-    for (PetscInt g = 0; g < p->D; g++) {
-      PetscInt a = (PetscInt)(((PetscInt64)end * g) / p->D), z = (PetscInt)(((PetscInt64)end * (g + 1)) / p->D);
-      p->pdispl[g] = (PetscMPIInt)a;
-      p->pcount[g] = (PetscMPIInt)(z - a);
-      for (PetscInt b = 0; b < nb; b++) p->rcount[b * p->D + g] = (PetscMPIInt)PetscMax(0, PetscMin(z, p->buckets[b].hi) - PetscMax(a, p->buckets[b].lo));
-    }
-    p->slo = p->pdispl[p->group];
-    p->shi = p->slo + p->pcount[p->group];
-    PetscCall(PetscMalloc1(p->shi - p->slo + 1, &p->gslice));
-  }
-  PetscFunctionReturn(0);
-}
-
-/* start of NNTrain(): parameters broadcast from the trainer's first rank, generator probe,
-   buckets, the cost of a blocking all-reduce, and the hook */
-PetscErrorCode NNParallelTrainBegin(NN net, Vec x)
-{
-  NNParallel   p = NULL;
-  PetscScalar *a;
-  PetscInt     np, nb;
-
-  PetscFunctionBegin;
-  PetscCall(NNParallelGet(net, &p));
-  PetscCall(VecGetSize(net->theta, &np));
-  PetscCall(VecGetSize(net->buf, &nb));
-  PetscCall(PetscLogEventBegin(NN_Broadcast, net, 0, 0, 0));
-  PetscCall(VecGetArray(net->theta, &a));
-  if (np) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)np, MPIU_SCALAR, 0, p->tcomm));
-  PetscCall(VecRestoreArray(net->theta, &a));
-  PetscCall(VecGetArray(net->buf, &a));
-  if (nb) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, p->tcomm));
-  PetscCall(VecRestoreArray(net->buf, &a));
-  PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
-  p->t_exposed = 0;
-  p->t_wait    = 0;
-  p->t_early   = 0;
-  p->nreduce   = 0;
-  p->nbuckets  = 0;
-  p->sharded   = PETSC_FALSE;
-  if (p->D == 1) PetscFunctionReturn(0); /* one group: nothing to reduce, every draw is the group's own */
-
-  PetscCall(PetscFree(p->draws));
-  PetscCall(PetscFree(p->probe));
-  PetscCall(PetscCalloc1(net->nlayers, &p->draws));
-  PetscCall(PetscCalloc1(2 * net->nlayers, &p->probe));
-  p->nhook   = net->nlayers;
-  PetscCall(NNShmAllreduceCheck(net));
-  p->sharded = p->shard_set ? p->shard : (PetscBool)(p->shmcomm != MPI_COMM_NULL); /* sharding is free with shared memory */
-  PetscCall(NNParallelProbeDraws(net, x));
-  PetscCall(NNParallelMakeBuckets(net));
-  PetscCall(NNShmAllreduceSetUp(net));
-  if (np) { /* what the all-reduce would cost if nothing overlapped: the better of two blocking ones */
-    PetscScalar   *w;
-    PetscLogDouble t0, t1;
-    p->t_block = PETSC_MAX_REAL;
-    PetscCall(PetscCalloc1(np, &w));
-    for (int r = 0; r < 2; r++) {
-      PetscCallMPI(MPI_Barrier(p->dcomm));
-      PetscCall(PetscTime(&t0));
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w, (PetscMPIInt)np, MPIU_SCALAR, MPIU_SUM, p->dcomm));
-      PetscCall(PetscTime(&t1));
-      p->t_block = PetscMin(p->t_block, t1 - t0);
-    }
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &p->t_block, 1, MPI_DOUBLE, MPI_MAX, p->dcomm));
-    PetscCall(PetscFree(w));
-  }
-  net->hook = NNParallelHook;
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode NNParallelTrainEnd(NN net)
-{
-  PetscFunctionBegin;
-  net->hook = NULL;
-  if (!net->par) PetscFunctionReturn(0);
-  net->par->active = PETSC_FALSE;
-  PetscCall(NNShmAllreduceDestroy(net));
-  PetscCall(NNParallelGatherOptState(net)); /* the whole optimizer state on every rank again */
-  net->par->sharded = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* the optimizer step: on the whole parameter Vec, or (sharded) on this group's slice followed by an
-   all-gather of the parameters over the data groups */
-PetscErrorCode NNParallelOptStep(NN net)
-{
-  NNParallel     p = net->par;
-  PetscScalar   *t;
-  PetscLogDouble t0, t1;
-
-  PetscFunctionBegin;
-  if (!p || !p->sharded) {
-    PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
-    PetscFunctionReturn(0);
-  }
-  if (p->useshm && p->shmtheta) PetscFunctionReturn(0); /* shared parameters: stepped chunk by chunk with the reduction (src/reducer/impls/shm/shm.c) */
-  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
-  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
-  PetscCall(VecGetArray(net->theta, &t));
-  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-  PetscCall(VecRestoreArray(net->theta, &t));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
-  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-/* a sharded optimizer keeps its state current only on each group's slice: gather it (before a
-   checkpoint, at the end of training) */
-PetscErrorCode NNParallelGatherOptState(NN net)
-{
-  NNParallel   p = net->par;
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  if (!p || !p->sharded || (p->useshm && p->shmtheta)) PetscFunctionReturn(0); /* shared parameters: one optimizer state for all */
-  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
-  for (PetscInt i = 0; i < net->opt->nstate; i++) {
-    PetscCall(VecGetArray(net->opt->state[i], &a));
-    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-    PetscCall(VecRestoreArray(net->opt->state[i], &a));
-  }
-  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-/* a training step on a global batch of n samples: this group's shard */
-PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
-{
-  NNParallel p = net->par;
-
-  PetscFunctionBegin;
-  NNParallelStepShard(p, n);
-  p->n         = n;
-  p->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
-  p->nlaunched = 0;
-  p->active    = (PetscBool)(p->D > 1);
-  PetscFunctionReturn(0);
-}
-
-/* a step in which this group has no samples (n < D): zero gradient into the all-reduce, and the
-   random numbers one rank would draw */
-PetscErrorCode NNParallelStepEmpty(NN net)
-{
-  NNParallel   p = net->par;
-  PetscScalar *g;
-
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < net->nlayers; i++)
-    if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)p->n * p->draws[i]);
-  PetscCall(VecZeroEntries(net->dtheta));
-  PetscCall(VecGetArray(net->dtheta, &g));
-  PetscCall(NNBucketsWait(net, g));
-  PetscCall(VecRestoreArray(net->dtheta, &g));
-  PetscFunctionReturn(0);
-}
-
-/* end of a step: buffers (batch-norm running statistics) follow the first data group, as DDP broadcasts them */
-PetscErrorCode NNParallelStepEnd(NN net)
-{
-  NNParallel   p = net->par;
-  PetscInt     nb;
-  PetscScalar *a;
-
-  PetscFunctionBegin;
-  p->active = PETSC_FALSE;
-  if (p->D == 1) PetscFunctionReturn(0);
-  PetscCall(VecGetSize(net->buf, &nb));
-  if (!nb) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(NN_Broadcast, net, 0, 0, 0));
-  PetscCall(VecGetArray(net->buf, &a));
-  PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, p->dcomm));
-  PetscCall(VecRestoreArray(net->buf, &a));
-  PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
-
-/* this trainer's training samples and tournament set: trainer t owns the rows of its ranks in the
-   distributed data set; every trainer trains on as many samples as the smallest part minus the
-   tournament set */
-PetscErrorCode NNParallelSetPartition(NN net, NNData d)
-{
-  NNParallel p = NULL;
-  PetscInt   N, lo, hi, nmin;
-  MPI_Comm   comm = PetscObjectComm((PetscObject)net);
-
-  PetscFunctionBegin;
-  PetscCall(NNParallelGet(net, &p));
-  PetscCall(NNDataGetNumSamples(d, &N));
-  if (p->K == 1) {
-    p->sample0 = 0;
-    p->ntrain  = N;
-    p->tour0   = N;
-    PetscFunctionReturn(0);
-  }
-  PetscCheck(p->tsamples > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "Tournament training with %" PetscInt_FMT " trainers needs a tournament set: give -nn_tournament_samples <S> (NNSetTournament())", p->K);
-  if (d->distributed) {
-    PetscInt r0 = p->trainer * p->D * p->S, r1 = r0 + p->D * p->S;
-    PetscMPIInt dsize;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d), &dsize));
-    PetscCheck(dsize == p->size, comm, PETSC_ERR_ARG_INCOMP, "Tournament training needs the training data on the network's communicator (%d ranks), not on %d", p->size, dsize);
-    lo = (PetscInt)(((PetscInt64)N * r0) / dsize);
-    hi = (PetscInt)(((PetscInt64)N * r1) / dsize);
-  } else { /* every rank holds everything: split it the same way */
-    lo = (PetscInt)(((PetscInt64)N * p->trainer) / p->K);
-    hi = (PetscInt)(((PetscInt64)N * (p->trainer + 1)) / p->K);
-  }
-  nmin = hi - lo;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nmin, 1, MPIU_INT, MPI_MIN, comm));
-  PetscCheck(nmin > p->tsamples, comm, PETSC_ERR_ARG_OUTOFRANGE, "Each of the %" PetscInt_FMT " trainers holds at least %" PetscInt_FMT " training samples, too few for a tournament set of -nn_tournament_samples %" PetscInt_FMT, p->K, nmin, p->tsamples);
-  p->sample0 = lo;
-  p->ntrain  = nmin - p->tsamples;
-  p->tour0   = hi - p->tsamples;
   PetscFunctionReturn(0);
 }

@@ -56,7 +56,7 @@ PetscErrorCode NNGetNumMovedActivations(NN net, PetscInt *nmoved)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidIntPointer(nmoved, 2);
-  *nmoved = net->nmoved;
+  *nmoved = net->reorder.nmoved;
   PetscFunctionReturn(0);
 }
 
@@ -443,33 +443,6 @@ PetscErrorCode NNEndLayerCalls(NN net)
   PetscCall(VecRestoreArray(net->buf, &buf));
   PetscCall(VecRestoreArray(net->dtheta, &dth));
   PetscCall(VecRestoreArray(net->theta, &th));
-  PetscFunctionReturn(0);
-}
-
-/*@C
-   NNGetCursor - gets where training stands: the restart cursor that checkpoints save and restore
-
-   Not Collective
-
-   Input Parameter:
-.  net - the network
-
-   Output Parameters:
-+  epoch - epochs completed (may be NULL)
-.  batch - minibatches completed in the current epoch (may be NULL)
--  step - optimizer steps taken (may be NULL)
-
-   Level: intermediate
-
-.seealso: `NNTrain()`, `NNCheckpointLoad()`, `NNGetRandomState()`
-@*/
-PetscErrorCode NNGetCursor(NN net, PetscInt *epoch, PetscInt *batch, PetscInt *step)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (epoch) *epoch = net->epoch;
-  if (batch) *batch = net->batch;
-  if (step) *step = net->step;
   PetscFunctionReturn(0);
 }
 

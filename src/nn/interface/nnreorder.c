@@ -11,7 +11,7 @@
    cores share the memory bus, fewer bytes moved also means less contention between ranks.
    Only NaN inputs differ: ReLU maps NaN to 0, max pooling propagates it.
    NNSetUp() applies this to the top-level layers; the order the layers were given in is kept
-   (net->given) for NNSetFromOptions() and NNView().
+   (net->added.layers) for NNSetFromOptions() and NNView().
 */
 #include <petnn/private/nnimpl.h>
 
@@ -20,9 +20,9 @@
 PetscErrorCode NNReorderLayers(NN net)
 {
   PetscFunctionBegin;
-  PetscCall(PetscArraycpy(net->layers, net->given, net->nlayers));
-  net->nmoved = 0;
-  if (!net->poolfirst) PetscFunctionReturn(0);
+  PetscCall(PetscArraycpy(net->layers, net->added.layers, net->nlayers));
+  net->reorder.nmoved = 0;
+  if (!net->reorder.poolfirst) PetscFunctionReturn(0);
   for (PetscInt i = 0; i + 1 < net->nlayers; i++) {
     PetscBool relu, max;
     PetscCall(PetscObjectTypeCompare((PetscObject)net->layers[i], NNLAYERRELU, &relu));
@@ -31,7 +31,7 @@ PetscErrorCode NNReorderLayers(NN net)
       NNLayer a          = net->layers[i];
       net->layers[i]     = net->layers[i + 1];
       net->layers[i + 1] = a;
-      net->nmoved++;
+      net->reorder.nmoved++;
       i++;
     }
   }
@@ -65,8 +65,8 @@ PetscErrorCode NNSetPoolBeforeActivation(NN net, PetscBool flg)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidLogicalCollectiveBool(net, flg, 2);
-  if (net->poolfirst != flg) net->setupcalled = PETSC_FALSE;
-  net->poolfirst = flg;
+  if (net->reorder.poolfirst != flg) net->setupcalled = PETSC_FALSE;
+  net->reorder.poolfirst = flg;
   PetscFunctionReturn(0);
 }
 
@@ -74,11 +74,11 @@ PetscErrorCode NNSetPoolBeforeActivation(NN net, PetscBool flg)
 PetscErrorCode NNViewReordering(NN net, PetscViewer viewer)
 {
   PetscFunctionBegin;
-  if (!net->nmoved) PetscFunctionReturn(0);
+  if (!net->reorder.nmoved) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "max pooling runs before the ReLU in front of it (same result, fewer entries; -nn_pool_before_activation 0 to keep the given order):"));
   PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
   for (PetscInt i = 0; i + 1 < net->nlayers; i++)
-    if (net->layers[i + 1] == net->given[i] && net->layers[i] == net->given[i + 1]) PetscCall(PetscViewerASCIIPrintf(viewer, " %s after %s", ((PetscObject)net->layers[i + 1])->name, ((PetscObject)net->layers[i])->name));
+    if (net->layers[i + 1] == net->added.layers[i] && net->layers[i] == net->added.layers[i + 1]) PetscCall(PetscViewerASCIIPrintf(viewer, " %s after %s", ((PetscObject)net->layers[i + 1])->name, ((PetscObject)net->layers[i])->name));
   PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
   PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
   PetscFunctionReturn(0);

@@ -51,8 +51,8 @@ PetscErrorCode NNSetInputDM(NN net, DM da)
   if (dim == 2) PetscCall(NNSetInputShape(net, 3, (PetscInt[]){dof, N, M}));
   else PetscCall(NNSetInputShape(net, 4, (PetscInt[]){dof, P, N, M}));
   PetscCall(PetscObjectReference((PetscObject)da));
-  PetscCall(DMDestroy(&net->indm));
-  net->indm = da;
+  PetscCall(DMDestroy(&net->spatial.indm));
+  net->spatial.indm = da;
   PetscFunctionReturn(0);
 }
 
@@ -69,7 +69,7 @@ PetscErrorCode NNGetInputDM(NN net, DM *da)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  *da = net->indm;
+  *da = net->spatial.indm;
   PetscFunctionReturn(0);
 }
 
@@ -96,9 +96,9 @@ PetscErrorCode NNCreateInputVec(NN net, Vec *x)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (!net->indm) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), x));
+  if (!net->spatial.indm) PetscCall(VecCreateSeq(PETSC_COMM_SELF, net->nbatch * NNShapeSize(&net->inshape), x));
   else {
-    PetscCall(NNSpatialCreateLike(net->indm, net->nbatch * net->inshape.dim[0], 0, &da));
+    PetscCall(NNSpatialCreateLike(net->spatial.indm, net->nbatch * net->inshape.dim[0], 0, &da));
     PetscCall(DMCreateGlobalVector(da, x));
     PetscCall(DMDestroy(&da));
   }
@@ -115,7 +115,7 @@ PetscErrorCode NNStageInput(NN net, PetscInt n, Vec x, Vec *x0)
 
   PetscFunctionBegin;
   *x0 = x;
-  if (!net->indm) PetscFunctionReturn(0);
+  if (!net->spatial.indm) PetscFunctionReturn(0);
   PetscCall(VecGetDM(x, &dm));
   PetscCall(VecGetLocalSize(x, &len));
   PetscCall(VecGetLocalSize(net->act[0], &len0));
@@ -143,7 +143,7 @@ PetscErrorCode NNUnstageInputGradient(NN net, PetscInt n, Vec x0, Vec dx0, Vec d
   PetscMPIInt        cnt;
 
   PetscFunctionBegin;
-  if (!dx || x0 != net->act[0] || !net->indm) PetscFunctionReturn(0);
+  if (!dx || x0 != net->act[0] || !net->spatial.indm) PetscFunctionReturn(0);
   PetscCall(VecGetDM(net->act[0], &da0));
   PetscCall(VecZeroEntries(dx));
   PetscCall(VecGetArrayRead(dx0, &g0));
@@ -193,13 +193,13 @@ PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss,
       PetscInt tlen;
       PetscCall(VecGetLocalSize(t, &tlen));
       PetscCheck(tlen >= n * k, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Target Vec has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, tlen, n, k, n * k);
-      if (!net->tspatial) PetscCall(VecDuplicate(y, &net->tspatial));
+      if (!net->spatial.tspatial) PetscCall(VecDuplicate(y, &net->spatial.tspatial));
       PetscCall(VecGetArrayRead(t, &ta));
-      PetscCall(VecGetArrayWrite(net->tspatial, (PetscScalar **)&ya));
+      PetscCall(VecGetArrayWrite(net->spatial.tspatial, (PetscScalar **)&ya));
       PetscCall(NNSpatialCopy(dm, net->nbatch, &out, n, (PetscScalar *)ta, (PetscScalar *)ya, PETSC_TRUE));
-      PetscCall(VecRestoreArrayWrite(net->tspatial, (PetscScalar **)&ya));
+      PetscCall(VecRestoreArrayWrite(net->spatial.tspatial, (PetscScalar **)&ya));
       PetscCall(VecRestoreArrayRead(t, &ta));
-      ts = net->tspatial;
+      ts = net->spatial.tspatial;
     }
   }
   PetscCall(DMDAGetCorners(dm, &xs, &ys, &zs, &xm, &ym, &zm));

@@ -14,49 +14,6 @@
 */
 #include <petnn/private/parallelimpl.h>
 
-/*@
-   NNSetLoadBalance - lets the data groups split each minibatch in proportion to their speeds
-
-   Logically Collective
-
-   Input Parameters:
-+  net - the network
-.  flg - PETSC_TRUE to balance
--  maxshare - the largest shard, as a multiple of an equal shard (batch/D), at least 1; it sets the
-              per-rank batch capacity, hence the memory of the activations (PETSC_DEFAULT: 1.5)
-
-   Options Database Keys:
-+  -nn_load_balance <bool> - balance the shards (default false)
--  -nn_load_balance_max_share <f> - the largest shard as a multiple of batch/D (default 1.5)
-
-   Notes:
-   Each group's throughput (samples per second of its forward and backward pass, without the
-   all-reduce) is averaged over the last steps (weight 1/2 per step) and the next global minibatch
-   is split in proportion, every group getting at least one sample when there are enough. The
-   training trajectory is the same as with equal shards up to rounding, but depends on the timings,
-   so it is not bitwise reproducible, and batch normalization sees shards of varying size. Useful
-   when the ranks' cores run at different or varying speeds; -nn_monitor reports the shares.
-
-   Level: intermediate
-
-.seealso: `NNSetProcessGrid()`, `NNTrain()`
-@*/
-PetscErrorCode NNSetLoadBalance(NN net, PetscBool flg, PetscReal maxshare)
-{
-  NNParallel p = NULL;
-
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidLogicalCollectiveBool(net, flg, 2);
-  PetscCall(NNParallelGet(net, &p));
-  if (maxshare != (PetscReal)PETSC_DEFAULT) {
-    PetscCheck(maxshare >= 1, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_load_balance_max_share %g must be at least 1 (a multiple of the equal shard batch/data groups)", (double)maxshare);
-    p->balance_max = maxshare;
-  }
-  p->balance = flg;
-  PetscFunctionReturn(0);
-}
-
 /* the per-rank batch capacity for a global batch B: equal shards, or the largest balanced one */
 PetscInt NNParallelBatchCapacity(NNParallel p, PetscInt B)
 {

@@ -26,8 +26,6 @@
 #include <sched.h>
 #include <petnn/private/parallelimpl.h>
 
-const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
-
 /* chunk of the dynamically shared reduction and optimizer step: 1 MB, about 0.5 ms of work */
 #define NN_SHM_CHUNK 131072
 /* control block (in its own window, on the first rank): the chunk counter, then per group its

@@ -19,89 +19,16 @@
    <file>, so a crash or a failure leaves the previous checkpoint intact. With several trainers
    (tournament training) each trainer's first rank writes its own "<stem>.trainer<t>.h5".
 */
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/trainerimpl.h>
 #include <hdf5.h>
-#include <errno.h>
 #include <math.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NN_CHECKPOINT_FORMAT "petnn-checkpoint-1"
-#define NN_GRADIENTS_FORMAT  "petnn-gradients-1"
 
 static PetscBool NNTensorIsCounter(const NNTensor *t)
 {
   return (PetscBool)(t->kind == NN_TENSOR_BUFFER && !strcmp(t->name, "num_batches_tracked"));
-}
-
-/* where a tensor lives in the network's parameter (or a parameter-shaped) array or its buffer array */
-static PetscInt NNTensorOffset(NNLayer l, const NNTensor *t)
-{
-  return (t->kind == NN_TENSOR_PARAM ? l->poff : l->boff) + t->offset;
-}
-
-/* ---------------------------------------------------------------- atomic files */
-typedef struct {
-  char  tmp[PETSC_MAX_PATH_LEN + 32];
-  hid_t fid;
-} NNAtomicFile;
-
-/* creates "<file>.tmp.<pid>" for writing */
-static PetscErrorCode NNAtomicCreate(const char file[], const char what[], NNAtomicFile *a)
-{
-  char      dir[PETSC_MAX_PATH_LEN], msg[256], *slash;
-  PetscBool isdir;
-
-  PetscFunctionBegin;
-  a->fid = -1;
-  PetscCall(PetscSNPrintf(a->tmp, sizeof(a->tmp), "%s.tmp.%d", file, (int)getpid()));
-  PetscCall(PetscStrncpy(dir, file, sizeof(dir)));
-  PetscCall(PetscStrrchr(dir, '/', &slash));
-  if (slash == dir) PetscCall(PetscStrncpy(dir, ".", sizeof(dir))); /* no slash */
-  else if (slash == dir + 1) dir[1] = 0;                            /* "/file" */
-  else slash[-1] = 0;
-  PetscCall(PetscTestDirectory(dir, 'w', &isdir));
-  PetscCheck(isdir, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write %s %s: directory %s does not exist or is not writable", what, file, dir);
-  PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-  a->fid = H5Fcreate(a->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  PetscCall(NNH5ErrorMessage(sizeof(msg), msg));
-  PetscCall(NNH5SilenceErrors(PETSC_FALSE));
-  PetscCheck(a->fid >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write %s %s: cannot create the temporary file %s%s%s", what, file, a->tmp, msg[0] ? ": " : "", msg);
-  PetscFunctionReturn(0);
-}
-
-/* closes and removes the temporary file; never fails (it runs on error paths) */
-static void NNAtomicAbort(NNAtomicFile *a)
-{
-  if (a->fid >= 0) {
-    H5Fclose(a->fid);
-    a->fid = -1;
-  }
-  if (a->tmp[0]) (void)unlink(a->tmp);
-  a->tmp[0] = 0;
-}
-
-/* flushes, closes and syncs the temporary file, then renames it over file */
-static PetscErrorCode NNAtomicCommit(NNAtomicFile *a, const char file[], const char what[])
-{
-  char msg[256];
-  int  fd, ok;
-
-  PetscFunctionBegin;
-  ok = H5Fflush(a->fid, H5F_SCOPE_GLOBAL) >= 0;
-  ok = (H5Fclose(a->fid) >= 0) && ok;
-  a->fid = -1;
-  PetscCall(NNH5ErrorMessage(sizeof(msg), msg));
-  PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s %s: flushing %s failed (disk full?)%s%s", what, file, a->tmp, msg[0] ? ": " : "", msg);
-  fd = open(a->tmp, O_RDONLY);
-  PetscCheck(fd >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s %s: reopening %s failed: %s", what, file, a->tmp, strerror(errno));
-  ok = fsync(fd) == 0;
-  (void)close(fd);
-  PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s %s: fsync of %s failed: %s", what, file, a->tmp, strerror(errno));
-  PetscCheck(rename(a->tmp, file) == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s %s: renaming %s failed: %s", what, file, a->tmp, strerror(errno));
-  a->tmp[0] = 0;
-  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------- tensor walks */
@@ -182,6 +109,17 @@ static PetscErrorCode NNCheckpointFindTensor(NN net PETSC_UNUSED, NNLayer l PETS
   PetscFunctionReturn(0);
 }
 
+/* the -info line after a checkpoint was saved or loaded */
+static PetscErrorCode NNCheckpointInfo(NN net, const char what[], const char file[], const char more[])
+{
+  NNTrainerCursor *cur;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetTrainerCursor(net, NULL, &cur));
+  PetscCall(PetscInfo(net, "%s checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, batch %" PetscInt_FMT "%s\n", what, file, cur->epoch, cur->step, cur->batch, more ? more : ""));
+  PetscFunctionReturn(0);
+}
+
 /* ---------------------------------------------------------------- save */
 static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[])
 {
@@ -211,20 +149,7 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   }
   v = (int64_t)opt->nsteps;
   PetscCall(NNH5WriteInt64(fid, "optimizer/step", 0, NULL, &v));
-  PetscCall(NNH5WriteUInt64(fid, "rng/state", 1, (PetscInt[]){4}, net->rng.s));
-  PetscCall(NNH5WriteUInt64(fid, "rng/epoch_state", 1, (PetscInt[]){4}, net->rng_epoch.s));
-  v = (int64_t)net->epoch;
-  PetscCall(NNH5WriteInt64(fid, "training/epoch", 0, NULL, &v));
-  v = (int64_t)net->step;
-  PetscCall(NNH5WriteInt64(fid, "training/step", 0, NULL, &v));
-  v = (int64_t)net->batch;
-  PetscCall(NNH5WriteInt64(fid, "training/batch", 0, NULL, &v));
-  v = (int64_t)net->epoch_correct;
-  PetscCall(NNH5WriteInt64(fid, "training/epoch_correct", 0, NULL, &v));
-  {
-    PetscScalar L = net->epoch_loss;
-    PetscCall(NNH5WriteArray(fid, "training/epoch_loss", 0, NULL, &L));
-  }
+  PetscCall(NNCheckpointWriteCursor(net, fid));
   PetscFunctionReturn(0);
 }
 
@@ -312,7 +237,7 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
   }
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
   PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
-  PetscCall(PetscInfo(net, "Saved checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, batch %" PetscInt_FMT "\n", name, net->epoch, net->step, net->batch));
+  PetscCall(NNCheckpointInfo(net, "Saved", name, NULL));
   PetscFunctionReturn(0);
 }
 
@@ -320,10 +245,9 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
 typedef struct {
   hid_t        fid;
   PetscScalar *theta, *buf, *state; /* read into copies: a failed load leaves the network unchanged */
-  /* what was found: [0] optimizer state loaded, [1] nsteps, [2] rng found, [3..6] rng, [7] counters found, [8] epoch, [9] step,
-     [10] position in the epoch found, [11] batch, [12..15] rng at the epoch start, [16] epoch_correct */
-  int64_t      info[17];
-  PetscReal    epoch_loss;
+  PetscBool          hasopt; /* complete optimizer state of the network's type: state and nsteps loaded */
+  int64_t            nsteps;
+  NNCheckpointCursor cursor;
 } NNCheckpointLoadData;
 
 static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckpointLoadData *ld)
@@ -398,42 +322,13 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
           c.wtheta = ld->state + i * np;
           PetscCall(NNVisitTensors(net, NNCheckpointLoadTensor, &c));
         }
-        PetscCall(NNH5ReadInt64(ld->fid, "optimizer/step", 0, NULL, &ld->info[1]));
-        ld->info[0] = 1;
+        PetscCall(NNH5ReadInt64(ld->fid, "optimizer/step", 0, NULL, &ld->nsteps));
+        ld->hasopt = PETSC_TRUE;
       } else PetscCall(PetscInfo(net, "Checkpoint %s: incomplete %s optimizer state; starting with fresh optimizer state\n", file, otype));
     } else PetscCall(PetscInfo(net, "Checkpoint %s holds %s optimizer state but the network uses %s; starting with fresh optimizer state\n", file, otype, ((PetscObject)opt)->type_name));
   } else PetscCall(PetscInfo(net, "Checkpoint %s has no optimizer state\n", file));
 
-  PetscCall(NNH5IsDataset(ld->fid, "rng/state", &has));
-  if (has) {
-    PetscCall(NNH5ReadUInt64(ld->fid, "rng/state", 1, (PetscInt[]){4}, (uint64_t *)&ld->info[3]));
-    ld->info[2] = 1;
-  } else PetscCall(PetscInfo(net, "Checkpoint %s has no rng/state: the generator keeps its state\n", file));
-
-  PetscCall(NNH5IsDataset(ld->fid, "training/epoch", &has));
-  PetscCall(NNH5IsDataset(ld->fid, "training/step", &found));
-  if (has && found) {
-    PetscCall(NNH5ReadInt64(ld->fid, "training/epoch", 0, NULL, &ld->info[8]));
-    PetscCall(NNH5ReadInt64(ld->fid, "training/step", 0, NULL, &ld->info[9]));
-    PetscCheck(ld->info[8] >= 0 && ld->info[9] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has negative training counters", file);
-    ld->info[7] = 1;
-  } else PetscCall(PetscInfo(net, "Checkpoint %s has no training/epoch and training/step: training starts at epoch 0\n", file));
-  PetscCall(NNH5IsDataset(ld->fid, "training/batch", &has));
-  PetscCall(NNH5IsDataset(ld->fid, "rng/epoch_state", &found));
-  if (has && found && ld->info[7]) { /* a checkpoint written during an epoch */
-    PetscCall(NNH5ReadInt64(ld->fid, "training/batch", 0, NULL, &ld->info[11]));
-    PetscCall(NNH5ReadUInt64(ld->fid, "rng/epoch_state", 1, (PetscInt[]){4}, (uint64_t *)&ld->info[12]));
-    PetscCheck(ld->info[11] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has a negative training/batch", file);
-    PetscCall(NNH5IsDataset(ld->fid, "training/epoch_correct", &has));
-    if (has) PetscCall(NNH5ReadInt64(ld->fid, "training/epoch_correct", 0, NULL, &ld->info[16]));
-    PetscCall(NNH5IsDataset(ld->fid, "training/epoch_loss", &has));
-    if (has) {
-      PetscScalar L;
-      PetscCall(NNH5ReadArray(ld->fid, "training/epoch_loss", 0, NULL, &L));
-      ld->epoch_loss = PetscRealPart(L);
-    }
-    ld->info[10] = 1;
-  }
+  PetscCall(NNCheckpointReadCursor(net, ld->fid, file, &ld->cursor));
   PetscCall(NNH5Close(&ld->fid));
   PetscFunctionReturn(0);
 }
@@ -514,189 +409,24 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
       PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
     }
   }
-  PetscCallMPI(MPI_Bcast(ld.info, 17, MPIU_INT64, 0, tcomm));
-  PetscCallMPI(MPI_Bcast(&ld.epoch_loss, 1, MPIU_REAL, 0, tcomm));
+  PetscCallMPI(MPI_Bcast(&ld.hasopt, 1, MPIU_BOOL, 0, tcomm));
+  PetscCallMPI(MPI_Bcast(&ld.nsteps, 1, MPIU_INT64, 0, tcomm));
+  PetscCallMPI(MPI_Bcast(&ld.cursor, (PetscMPIInt)sizeof(ld.cursor), MPI_BYTE, 0, tcomm)); /* the same binary layout on every rank */
   PetscCall(VecGetSize(net->theta, &np));
   PetscCall(NNBcastIntoVec(tcomm, rank, ld.theta, net->theta));
   PetscCall(NNBcastIntoVec(tcomm, rank, ld.buf, net->buf));
-  if (ld.info[0]) {
+  if (ld.hasopt) {
     for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(NNBcastIntoVec(tcomm, rank, ld.state ? ld.state + i * np : NULL, net->opt->state[i]));
-    net->opt->nsteps = (PetscInt)ld.info[1];
+    net->opt->nsteps = (PetscInt)ld.nsteps;
   } else {
     for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(VecZeroEntries(net->opt->state[i]));
     net->opt->nsteps = 0;
   }
-  if (ld.info[2]) PetscCall(PetscMemcpy(net->rng.s, &ld.info[3], sizeof(net->rng.s)));
-  if (ld.info[7]) {
-    net->epoch = (PetscInt)ld.info[8];
-    net->step  = (PetscInt)ld.info[9];
-  }
-  net->batch         = 0;
-  net->epoch_loss    = 0;
-  net->epoch_correct = 0;
-  if (ld.info[10]) { /* continue inside the epoch: its permutation comes from the state at its start */
-    net->batch         = (PetscInt)ld.info[11];
-    net->epoch_correct = (PetscInt)ld.info[16];
-    net->epoch_loss    = ld.epoch_loss;
-    PetscCall(PetscMemcpy(net->rng_epoch.s, &ld.info[12], sizeof(net->rng_epoch.s)));
-  }
+  PetscCall(NNCheckpointApplyCursor(net, &ld.cursor));
   PetscCall(PetscFree(ld.theta));
   PetscCall(PetscFree(ld.buf));
   PetscCall(PetscFree(ld.state));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
-  PetscCall(PetscInfo(net, "Loaded checkpoint %s: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, batch %" PetscInt_FMT ", optimizer state %s\n", name, net->epoch, net->step, net->batch, ld.info[0] ? "restored" : "fresh"));
-  PetscFunctionReturn(0);
-}
-
-/* ---------------------------------------------------------------- gradients */
-typedef struct {
-  hid_t              fid;
-  const PetscScalar *dtheta;
-} NNGradCtx;
-
-static PetscErrorCode NNSaveGradientTensor(NN net PETSC_UNUSED, NNLayer l, const char *name, NNTensor *t, void *vctx)
-{
-  NNGradCtx *c = (NNGradCtx *)vctx;
-  char       path[PETSC_MAX_PATH_LEN];
-
-  PetscFunctionBegin;
-  if (t->kind != NN_TENSOR_PARAM) PetscFunctionReturn(0);
-  PetscCall(PetscSNPrintf(path, sizeof(path), "grad/%s", name));
-  PetscCall(NNH5WriteArray(c->fid, path, t->ndim, t->dim, c->dtheta + NNTensorOffset(l, t)));
-  PetscFunctionReturn(0);
-}
-
-/* [n, shape...] */
-static void NNBatchDims(PetscInt n, const NNShape *s, PetscInt *nd, PetscInt d[])
-{
-  d[0] = n;
-  for (PetscInt i = 0; i < s->ndim; i++) d[i + 1] = s->dim[i];
-  *nd = s->ndim + 1;
-}
-
-static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt n, PetscReal loss, Vec x, Vec t, Vec y, Vec dx)
-{
-  NNAtomicFile       a;
-  PetscErrorCode     ierr = 0;
-  const PetscScalar *xa = NULL, *ta = NULL, *ya = NULL, *dxa = NULL, *g = NULL;
-  NNShape            out, tshape;
-  PetscInt           nd, d[NN_MAX_DIM + 1];
-  PetscScalar        L = loss;
-  NNGradCtx          c;
-  hid_t              fid;
-
-  PetscFunctionBegin;
-  PetscCall(NNGetOutputShape(net, &out));
-  if (net->lossops.classification) PetscCall(NNShapeSet(&tshape, 1, (PetscInt[]){1}));
-  else tshape = out;
-  PetscCall(PetscMemzero(&a, sizeof(a)));
-  a.fid = -1;
-  PetscCall(NNAtomicCreate(file, "gradient file", &a));
-  fid = a.fid;
-  PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(VecGetArrayRead(t, &ta));
-  PetscCall(VecGetArrayRead(y, &ya));
-  PetscCall(VecGetArrayRead(dx, &dxa));
-  PetscCall(VecGetArrayRead(net->dtheta, &g));
-  c.fid    = fid;
-  c.dtheta = g;
-  /* each step only if the previous ones succeeded; the arrays are restored whatever happens */
-  ierr = NNH5WriteAttributeString(fid, "/", "format", NN_GRADIENTS_FORMAT);
-  if (!ierr) ierr = NNH5WriteAttributeString(fid, "/", "loss_function", net->loss);
-  if (!ierr) ierr = NNH5WriteArray(fid, "loss", 0, NULL, &L);
-  NNBatchDims(n, &net->inshape, &nd, d);
-  if (!ierr) ierr = NNH5WriteArray(fid, "input", nd, d, xa);
-  if (!ierr) ierr = NNH5WriteArray(fid, "input_grad", nd, d, dxa);
-  NNBatchDims(n, &out, &nd, d);
-  if (!ierr) ierr = NNH5WriteArray(fid, "output", nd, d, ya);
-  NNBatchDims(n, &tshape, &nd, d);
-  if (net->lossops.classification) nd = 1; /* labels: [n] */
-  if (!ierr) ierr = NNH5WriteArray(fid, "target", nd, d, ta);
-  if (!ierr) ierr = NNVisitTensors(net, NNSaveGradientTensor, &c);
-  PetscCall(VecRestoreArrayRead(net->dtheta, &g));
-  PetscCall(VecRestoreArrayRead(dx, &dxa));
-  PetscCall(VecRestoreArrayRead(y, &ya));
-  PetscCall(VecRestoreArrayRead(t, &ta));
-  PetscCall(VecRestoreArrayRead(x, &xa));
-  if (!ierr) ierr = NNAtomicCommit(&a, file, "gradient file");
-  if (ierr) NNAtomicAbort(&a);
-  PetscCall(ierr);
-  PetscFunctionReturn(0);
-}
-
-/*@C
-   NNSaveGradients - runs the forward and backward pass on one batch and writes the loss, the
-   outputs, the input gradient and the parameter gradients to an HDF5 file
-
-   Collective
-
-   Input Parameters:
-+  net - the network
-.  file - the HDF5 file to write (atomically, by rank 0)
-.  n - number of samples, at most the batch size
-.  x - input batch
--  t - targets
-
-   Notes:
-   The file holds "loss" (scalar), "input" and "input_grad" [n, input shape...], "output"
-   [n, output shape...], "target" ([n] class labels or [n, output shape...]), and
-   "grad/<layer>.<tensor>" for every parameter with PyTorch's shape, e.g. grad/fc1.weight [out,in];
-   the root attribute format is "petnn-gradients-1". The network's current mode (training or
-   evaluation) is used. `nnrun -mode grad` calls it; comparing the file with PyTorch's autograd
-   checks the whole backward pass.
-
-   Level: intermediate
-
-.seealso: `NNLossGradient()`, `NNCheckpointSave()`, `NNGradientCheck()`
-@*/
-PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec t)
-{
-  MPI_Comm       comm;
-  PetscMPIInt    rank;
-  PetscErrorCode ierr = 0;
-  PetscReal      loss;
-  Vec            dx, y, yseq = NULL;
-  DM             dmy;
-
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidCharPointer(file, 2);
-  PetscValidHeaderSpecific(x, VEC_CLASSID, 4);
-  PetscValidHeaderSpecific(t, VEC_CLASSID, 5);
-  PetscCall(NNSetUp(net));
-  PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(VecDuplicate(x, &dx));
-  PetscCall(NNLossGradient(net, n, x, t, &loss, dx));
-  PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
-  y = net->act[net->nlayers];
-  PetscCall(VecGetDM(y, &dmy));
-  if (dmy) { /* a spatial output: gather the samples in PyTorch order on every rank */
-    NNShape            out;
-    const PetscScalar *ya;
-    PetscScalar       *ys;
-    PetscMPIInt        cnt;
-    PetscCall(NNGetOutputShape(net, &out));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, n * NNShapeSize(&out), &yseq));
-    PetscCall(VecGetArrayRead(y, &ya));
-    PetscCall(VecGetArray(yseq, &ys));
-    PetscCall(NNSpatialCopy(dmy, net->nbatch, &out, n, ys, (PetscScalar *)ya, PETSC_FALSE));
-    PetscCall(PetscMPIIntCast(n * NNShapeSize(&out), &cnt));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ys, cnt, MPIU_SCALAR, MPIU_SUM, NNGetLayerComm(net)));
-    PetscCall(VecRestoreArray(yseq, &ys));
-    PetscCall(VecRestoreArrayRead(y, &ya));
-    y = yseq;
-  }
-  if (rank == 0) {
-    PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-    ierr = NNSaveGradients_Rank0(net, file, n, loss, x, t, y, dx);
-    PetscCall(NNH5SilenceErrors(PETSC_FALSE));
-  }
-  PetscCall(VecDestroy(&yseq));
-  PetscCall(VecDestroy(&dx));
-  PetscCallMPI(MPI_Bcast(&ierr, 1, MPI_INT, 0, comm));
-  PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
-  if (rank == 0) PetscCall(ierr);
-  PetscCheck(!ierr, PETSC_COMM_SELF, ierr, "Writing gradient file %s failed on rank 0", file);
+  PetscCall(NNCheckpointInfo(net, "Loaded", name, ld.hasopt ? ", optimizer state restored" : ", optimizer state fresh"));
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,85 @@
+/*
+   The trainer (NNTrainer, src/trainer): how a network is trained with its optimizer on minibatches.
+   It holds the schedule (epochs, shuffling, the gradient check), the monitors, the checkpoint
+   policy and the restart cursor; the network holds the graph, the storage, the generator and the
+   process grid, and owns its trainer (NNGetTrainer()).
+*/
+#pragma once
+#include <petnn/private/parallelimpl.h>
+
+#define NN_MAX_MONITORS 8
+
+typedef struct {
+  PetscErrorCode (*fn)(NN, PetscInt, PetscInt, PetscReal, void *);
+  void *ctx;
+  PetscErrorCode (*destroy)(void **);
+} NNTrainerMonitor;
+
+/* where training stands: what a checkpoint stores (by name, src/trainer/interface/checkpointcursor.c)
+   so that a restarted run continues bitwise */
+typedef struct {
+  PetscInt  epoch, step;    /* epochs done, optimizer steps done */
+  PetscInt  batch;          /* minibatches done in the current epoch: restarts continue mid-epoch */
+  NNRandom  rng_epoch;      /* the network's generator before the current epoch's shuffle (regenerates its permutation) */
+  PetscReal epoch_loss;     /* sum over the current epoch's batches so far of mean loss * samples */
+  PetscInt  epoch_correct;  /* correctly classified training samples so far in the current epoch */
+  PetscInt  ninit;          /* the network's parameter initialization it belongs to (NNTrainerSyncCursor()) */
+} NNTrainerCursor;
+
+struct _p_NNTrainer {
+  PETSCHEADER(int);
+  NN        net; /* borrowed: the network owns its trainer */
+  PetscInt  epochs;
+  PetscBool monitor, shuffle;
+  PetscBool gradcheck;
+  PetscReal gradcheck_tol;
+  /* checkpoint policy: the file, every so many epochs, steps or seconds */
+  char      checkpoint[PETSC_MAX_PATH_LEN];
+  PetscInt  checkpoint_every, checkpoint_steps;
+  PetscReal checkpoint_seconds;
+  PetscInt         nmonitors; /* NNTrainerMonitorSet(): called after every optimizer step */
+  NNTrainerMonitor monitors[NN_MAX_MONITORS];
+  NNTrainerCursor  cursor;
+};
+
+/* the network's trainer with its cursor current (zeroed when the parameters were initialized anew) */
+PETSC_INTERN PetscErrorCode NNGetTrainerCursor(NN, NNTrainer *, NNTrainerCursor **);
+
+/* the restart cursor as checkpoints store it, entry by entry under its dataset name
+   (src/trainer/interface/checkpointcursor.c) */
+#define NN_CURSOR_NENTRIES 7
+typedef struct {
+  uint64_t  rng[4], rng_epoch[4]; /* rng/state, rng/epoch_state */
+  int64_t   epoch, step, batch, epoch_correct; /* training/... */
+  PetscReal epoch_loss;
+  PetscBool found[NN_CURSOR_NENTRIES]; /* which entries the file holds */
+} NNCheckpointCursor;
+PETSC_INTERN PetscErrorCode NNCheckpointWriteCursor(NN, int64_t);
+PETSC_INTERN PetscErrorCode NNCheckpointReadCursor(NN, int64_t, const char[], NNCheckpointCursor *);
+PETSC_INTERN PetscErrorCode NNCheckpointApplyCursor(NN, const NNCheckpointCursor *);
+
+/* the training loop (src/trainer/interface/trainloop.c, trainmonitor.c) */
+typedef struct {
+  NNTrainer        tr;
+  NNTrainerCursor *cur;
+  NNData          train, test;
+  PetscInt        B, N, nbatches, k;   /* global batch, training samples, batches per epoch, outputs per sample */
+  Vec             x, t;                /* this group's shard of a batch */
+  PetscInt       *perm, *idx;          /* the epoch's permutation, the shard's sample indices */
+  PetscReal      *v;                   /* the per-step reduction (NNTrainStepReduce()) */
+  PetscInt        nv;
+  PetscLogDouble  tck;                 /* time of the last checkpoint */
+  PetscLogDouble  exposed0, block0, wait0, early0; /* communication times at the last monitor line */
+} NNTrainLoop;
+
+typedef struct {
+  PetscInt       n, m, bad;            /* samples of the global batch, of this group's shard, first bad sample (-1) */
+  PetscReal      L, correct;           /* this shard's mean loss and correctly classified samples */
+  PetscLogDouble tc;                   /* this group's compute time */
+} NNTrainStep;
+
+PETSC_INTERN PetscErrorCode NNTrainEpochs(NN, NNTrainLoop *);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorStep(NNTrainer, PetscInt, PetscInt, PetscReal); /* calls every step monitor */
+PETSC_INTERN PetscErrorCode NNTrainMonitorEpoch(NN, NNTrainLoop *, PetscInt, PetscLogDouble);
+PETSC_INTERN PetscErrorCode NNTrainStop(NN, NNData, PetscInt, const char[]);
+PETSC_INTERN PetscInt       NNCountCorrect(PetscInt, PetscInt, const PetscScalar *, const PetscScalar *);

@@ -1,0 +1,212 @@
+/* Setting a network up: layer shapes, the parameter layout, pointers into it, initialization, tensor walks. */
+#include <petnn/private/nnimpl.h>
+
+/* assigns each layer's slice, parent before children; children of a layer with ncopies > 1 get copy 0,
+   and the further copies follow it (l->pcopy, l->bcopy apart) */
+static PetscErrorCode NNLayout(NN net, NNLayer l, PetscInt *poff, PetscInt *boff)
+{
+  PetscInt p0, b0;
+
+  PetscFunctionBegin;
+  l->rng  = &net->rng;
+  l->poff = *poff;
+  l->boff = *boff;
+  *poff += l->nparam;
+  *boff += l->nbuf;
+  p0 = *poff;
+  b0 = *boff;
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayout(net, l->children[c], poff, boff));
+  l->pcopy = *poff - p0;
+  l->bcopy = *boff - b0;
+  *poff += (PetscMax(l->ncopies, 1) - 1) * l->pcopy;
+  *boff += (PetscMax(l->ncopies, 1) - 1) * l->bcopy;
+  PetscFunctionReturn(0);
+}
+
+/* moves the pointers of a layer and its descendants by dp parameters and db buffer entries */
+static void NNLayerShiftPointers(NNLayer l, PetscInt dp, PetscInt db)
+{
+  if (l->theta) l->theta += dp;
+  if (l->dtheta) l->dtheta += dp;
+  if (l->buf) l->buf += db;
+  for (PetscInt c = 0; c < l->nchildren; c++) NNLayerShiftPointers(l->children[c], dp, db);
+}
+
+static PetscErrorCode NNLayerSetPointers(NNLayer l, const PetscScalar *theta, PetscScalar *dtheta, PetscScalar *buf)
+{
+  PetscFunctionBegin;
+  l->theta  = theta ? theta + l->poff : NULL;
+  l->dtheta = dtheta ? dtheta + l->poff : NULL;
+  l->buf    = buf ? buf + l->boff : NULL;
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerSetPointers(l->children[c], theta, dtheta, buf));
+  PetscFunctionReturn(0);
+}
+
+/* Points every layer (children included) at its slices of the given arrays; NULL clears. */
+PetscErrorCode NNSetLayerPointers(NN net, const PetscScalar *theta, PetscScalar *dtheta, PetscScalar *buf)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetPointers(net->layers[i], theta, dtheta, buf));
+  PetscFunctionReturn(0);
+}
+
+/* layer names must be unique over the whole tree: they name checkpoint tensors and options */
+static PetscErrorCode NNCheckUniqueNames(NN net, NNLayer l)
+{
+  NNLayer first = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetLayer(net, ((PetscObject)l)->name, &first));
+  PetscCheck(first == l, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "Two layers are named %s; layer names must be unique (they name options and checkpoint tensors)", ((PetscObject)l)->name);
+  for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNCheckUniqueNames(net, l->children[c]));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerInitializeAll(NNLayer l)
+{
+  PetscInt copies = PetscMax(l->ncopies, 1);
+
+  PetscFunctionBegin;
+  PetscTryTypeMethod(l, initialize);
+  for (PetscInt k = 0; k < copies; k++) { /* each copy of the children is initialized on its own, as a torch ModuleList */
+    for (PetscInt c = 0; c < l->nchildren; c++) {
+      if (k) NNLayerShiftPointers(l->children[c], l->pcopy, l->bcopy);
+      PetscCall(NNLayerInitializeAll(l->children[c]));
+    }
+  }
+  for (PetscInt c = 0; c < l->nchildren; c++) NNLayerShiftPointers(l->children[c], -(copies - 1) * l->pcopy, -(copies - 1) * l->bcopy);
+  PetscFunctionReturn(0);
+}
+
+/* pshift, bshift: where this copy of the layer's tensors lies relative to the layer's slice (copies of children) */
+static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], PetscInt pshift, PetscInt bshift, NNTensorVisitor visit, void *ctx)
+{
+  char     path[PETSC_MAX_PATH_LEN];
+  PetscInt copies = PetscMax(l->ncopies, 1);
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(path, sizeof(path), "%s%s", base, ((PetscObject)l)->name));
+  for (PetscInt t = 0; t < l->ntensors; t++) {
+    char     full[PETSC_MAX_PATH_LEN];
+    NNTensor shifted = l->tensors[t];
+    PetscCall(PetscSNPrintf(full, sizeof(full), "%s.%s", path, l->tensors[t].name));
+    shifted.offset += shifted.kind == NN_TENSOR_PARAM ? pshift : bshift;
+    PetscCall((*visit)(net, l, full, (pshift || bshift) ? &shifted : &l->tensors[t], ctx));
+  }
+  for (PetscInt k = 0; k < copies; k++) {
+    char sub[PETSC_MAX_PATH_LEN];
+    if (l->ncopies > 1) PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.%" PetscInt_FMT ".", path, k));
+    else PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.", path));
+    for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], sub, pshift + k * l->pcopy, bshift + k * l->bcopy, visit, ctx));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Calls visit(net, layer, "fc1.weight", tensor, ctx) for every tensor in state_dict order. */
+PetscErrorCode NNVisitTensors(NN net, NNTensorVisitor visit, void *ctx)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", 0, 0, visit, ctx));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetUp - sets up the layers, checks their shapes, lays out and initializes the parameters
+
+   Collective
+
+   Parameters are initialized from the network's seed as PyTorch would initialize the same
+   layers (in distribution, not bitwise). After a change of layers, input shape, seed or options
+   it initializes again (discarding trained or loaded parameters); after a change of the batch
+   size alone it keeps parameters, optimizer state and counters.
+
+   Level: beginner
+
+.seealso: `NNSetFromOptions()`, `NNView()`
+@*/
+PetscErrorCode NNSetUp(NN net)
+{
+  NNShape      s;
+  PetscInt     np = 0, nb = 0;
+  PetscScalar *theta, *buf;
+  MPI_Comm     comm;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  if (net->setupcalled) PetscFunctionReturn(0);
+  PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
+  PetscCheck(net->nlayers > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no layers: give -%snn_layers name1,name2,... or call NNAddLayer()", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
+  PetscCheck(net->inshape.ndim > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no input shape: give -%snn_input_shape or call NNSetInputShape() (a training data set sets it too)", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
+  PetscCall(NNLossGetOps(net->loss, &net->lossops));
+  PetscCall(NNReorderLayers(net));
+  s = net->inshape;
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer l = net->layers[i];
+    PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
+    PetscCall(NNLayerSetInputShape(l, &s));
+    l->inputname = i ? ((PetscObject)net->layers[i - 1])->name : "the network input";
+    PetscCall(NNLayerSetTraining(l, net->training));
+    PetscCall(NNLayerSetUp(l));
+    s = l->outshape;
+  }
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
+
+  if (!net->init.reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
+    PetscInt np0, nb0;
+    PetscCall(VecGetSize(net->theta, &np0));
+    PetscCall(VecGetSize(net->buf, &nb0));
+    PetscCheck(np0 == np && nb0 == nb, comm, PETSC_ERR_PLIB, "Parameter layout changed without re-initialization");
+  } else {
+    PetscCall(VecDestroy(&net->theta));
+    PetscCall(VecDestroy(&net->dtheta));
+    PetscCall(VecDestroy(&net->buf));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, np, &net->theta));
+    PetscCall(PetscObjectSetName((PetscObject)net->theta, "parameters"));
+    PetscCall(VecDuplicate(net->theta, &net->dtheta));
+    PetscCall(PetscObjectSetName((PetscObject)net->dtheta, "gradient"));
+    net->dthetazero = PETSC_FALSE;
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nb, &net->buf));
+    PetscCall(PetscObjectSetName((PetscObject)net->buf, "buffers"));
+
+    /* initialize from a generator seeded by -nn_seed, so the initial network does not depend on call history */
+    NNRandomSeed(&net->rng, (uint64_t)net->init.seed);
+    PetscCall(VecGetArray(net->theta, &theta));
+    PetscCall(VecGetArray(net->buf, &buf));
+    PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
+    for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerInitializeAll(net->layers[i]));
+    PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
+    PetscCall(VecRestoreArray(net->buf, &buf));
+    PetscCall(VecRestoreArray(net->theta, &theta));
+  }
+
+  /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
+  if (net->act) PetscCall(VecDestroyVecs(net->nact, &net->act));
+  if (net->dact) PetscCall(VecDestroyVecs(net->nact, &net->dact));
+  net->nact = net->nlayers + 1;
+  PetscCall(PetscCalloc1(net->nlayers + 1, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
+  PetscCall(PetscCalloc1(net->nlayers + 1, &net->dact));
+  PetscCall(VecDestroy(&net->spatial.tspatial));
+  PetscCall(NNCreateInputVec(net, &net->act[0]));
+  PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
+  for (PetscInt i = 1; i <= net->nlayers; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
+    DM dmin = NULL;
+    PetscCall(VecGetDM(net->act[i - 1], &dmin)); /* spatial layers build their DMs to match their input's */
+    PetscCall(NNLayerSetInputDM(net->layers[i - 1], dmin));
+    PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
+    PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
+  }
+  if (net->init.reinit) { /* fresh optimizer state; the trainer's restart cursor starts over with the new count */
+    PetscCall(NNOptSetUp(net->opt, net->theta));
+    net->init.count++;
+  }
+  net->init.reinit      = PETSC_FALSE;
+  net->setupcalled = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* where a tensor lives in the network's parameter (or a parameter-shaped) array or its buffer array */
+PetscInt NNTensorOffset(NNLayer l, const NNTensor *t)
+{
+  return (t->kind == NN_TENSOR_PARAM ? l->poff : l->boff) + t->offset;
+}
