@@ -283,7 +283,9 @@ PETSC_EXTERN PetscErrorCode NNSetProcessGrid(NN, PetscInt, PetscInt);           
 PETSC_EXTERN PetscErrorCode NNGetProcessGrid(NN, PetscInt *, PetscInt *, PetscInt *);      /* trainers, data groups, spatial ranks */
 PETSC_EXTERN PetscErrorCode NNGetProcessGridComms(NN, MPI_Comm *, MPI_Comm *, MPI_Comm *); /* trainer, data, spatial */
 PETSC_EXTERN PetscErrorCode NNSetBucketSize(NN, PetscReal);
+PETSC_EXTERN PetscErrorCode NNGetBucketSize(NN, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNSetOptimizerSharding(NN, PetscBool);
+PETSC_EXTERN PetscErrorCode NNGetOptimizerSharding(NN, PetscBool *, PetscBool *); /* setting, whether set */
 typedef enum {
   NN_ALLREDUCE_AUTO,  /* shared when all data groups share a node, MPI otherwise */
   NN_ALLREDUCE_MPI,   /* bucketed MPI_Iallreduce during the backward pass */
@@ -323,6 +325,15 @@ PETSC_EXTERN PetscErrorCode NNTrainerGetGradientCheck(NNTrainer, PetscBool *, Pe
 PETSC_EXTERN PetscErrorCode NNTrainerMonitorSet(NNTrainer, PetscErrorCode (*)(NN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **));
 PETSC_EXTERN PetscErrorCode NNTrainerMonitorCancel(NNTrainer);
 PETSC_EXTERN PetscErrorCode NNTrainerGetProgress(NNTrainer, PetscInt *, PetscInt *, PetscInt *); /* epochs, steps, batches of the current epoch done */
+
+/* ---------------------------------------------------------------- the reducer (src/reducer)
+   NNReducer - how the data groups of a trainer sum their gradients and take the optimizer step:
+   types "mpi" (bucketed MPI_Iallreduce) and "shm" (an MPI shared-memory window). */
+typedef struct _p_NNReducer *NNReducer;
+PETSC_EXTERN PetscClassId   NNREDUCER_CLASSID;
+PETSC_EXTERN PetscErrorCode NNGetReducer(NN, NNReducer *);
+PETSC_EXTERN PetscErrorCode NNReducerSetType(NNReducer, const char[]);
+PETSC_EXTERN PetscErrorCode NNReducerView(NNReducer, PetscViewer);
 
 /* ---------------------------------------------------------------- layer-parallel time stepping (MGRIT, ts/mgrit*.c)
    NNMGRIT solves u_{k+1} = Phi_k(u_k), k = 0..N-1, and its discrete adjoint with multigrid reduction in time,

@@ -48,6 +48,7 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(PetscClassIdRegister("NN optimizer", &NNOPT_CLASSID));
   PetscCall(PetscClassIdRegister("NN data set", &NNDATA_CLASSID));
   PetscCall(PetscClassIdRegister("NN trainer", &NNTRAINER_CLASSID));
+  PetscCall(PetscClassIdRegister("NN reducer", &NNREDUCER_CLASSID));
   PetscCall(NNLayerRegisterAllTypes());
   PetscCall(NNOptRegisterAllTypes());
   PetscCall(NNDataRegisterAllTypes());

@@ -5,7 +5,7 @@
    process grid, and owns its trainer (NNGetTrainer()).
 */
 #pragma once
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/reducerimpl.h>
 
 #define NN_MAX_MONITORS 8
 
@@ -83,3 +83,14 @@ PETSC_INTERN PetscErrorCode NNTrainerMonitorStep(NNTrainer, PetscInt, PetscInt, 
 PETSC_INTERN PetscErrorCode NNTrainMonitorEpoch(NN, NNTrainLoop *, PetscInt, PetscLogDouble);
 PETSC_INTERN PetscErrorCode NNTrainStop(NN, NNData, PetscInt, const char[]);
 PETSC_INTERN PetscInt       NNCountCorrect(PetscInt, PetscInt, const PetscScalar *, const PetscScalar *);
+
+/* tournaments, evaluation, load balancing (src/trainer/interface/tournament.c, train.c, balance.c) */
+PETSC_INTERN PetscErrorCode NNParallelSetPartition(NN, NNData);
+PETSC_INTERN PetscErrorCode NNTournament(NN, NNData);
+PETSC_INTERN PetscErrorCode NNEvaluateRange(NN, NNData, MPI_Comm, PetscInt, PetscInt, PetscReal *, PetscReal *);
+PETSC_INTERN PetscInt       NNParallelBatchCapacity(NNParallel, PetscInt);
+PETSC_INTERN PetscErrorCode NNParallelBalanceBegin(NN, PetscInt);
+PETSC_INTERN void           NNParallelStepShard(NNParallel, PetscInt);
+PETSC_INTERN PetscInt       NNParallelBalanceSlots(NNParallel);
+PETSC_INTERN void           NNParallelBalancePut(NNParallel, PetscReal *, PetscLogDouble);
+PETSC_INTERN void           NNParallelBalanceUpdate(NNParallel, const PetscReal *, PetscInt);

@@ -3,9 +3,7 @@
    the settings of data-parallel and tournament training kept with it (src/reducer and src/trainer
    do the work: src/reducer/interface/dataparallel.c, src/trainer/interface/tournament.c).
 */
-#include <petnn/private/parallelimpl.h>
-
-const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
+#include <petnn/private/gridimpl.h>
 
 /* the shard [first,last) of a batch of n samples that data group g of D computes */
 void NNParallelShard(PetscInt n, PetscInt g, PetscInt D, PetscInt *first, PetscInt *last)
@@ -35,19 +33,8 @@ PetscErrorCode NNParallelDestroy(NNParallel *p)
   PetscFunctionBegin;
   if (!*p) PetscFunctionReturn(0);
   PetscCall(NNParallelFreeComms(*p));
-  PetscCall(PetscFree((*p)->buckets));
-  PetscCall(PetscFree((*p)->req));
-  PetscCall(PetscFree((*p)->draws));
-  PetscCall(PetscFree2((*p)->pcount, (*p)->pdispl));
-  PetscCall(PetscFree((*p)->rcount));
-  PetscCall(PetscFree((*p)->gslice));
-  PetscCall(PetscFree((*p)->seg));
   PetscCall(PetscFree((*p)->speed));
-  if ((*p)->win != MPI_WIN_NULL) { /* training ended without NNParallelTrainEnd() */
-    PetscCallMPI(MPI_Win_unlock_all((*p)->win));
-    PetscCallMPI(MPI_Win_free(&(*p)->win));
-  }
-  if ((*p)->shmcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&(*p)->shmcomm));
+  PetscCall(PetscObjectDestroy((PetscObject *)&(*p)->reducer));
   PetscCall(PetscFree(*p));
   PetscFunctionReturn(0);
 }
@@ -95,13 +82,9 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   tr           = rank % (D * S);
   p->group     = (PetscMPIInt)(tr / S);
   p->srank     = (PetscMPIInt)(tr % S);
-  p->bucket_mb = 25; /* PyTorch DDP's default */
-  p->shard     = PETSC_FALSE;
   p->interval  = 100;
-  p->artype    = NN_ALLREDUCE_AUTO;
   p->balance_max = 1.5;
-  p->win       = MPI_WIN_NULL;
-  p->tcomm = p->dcomm = p->scomm = p->shmcomm = MPI_COMM_NULL;
+  p->tcomm = p->dcomm = p->scomm = MPI_COMM_NULL;
   PetscCallMPI(MPI_Comm_split(comm, p->trainer, rank, &p->tcomm));
   PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)D + p->group, rank, &p->scomm));
   PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)S + p->srank, rank, &p->dcomm));
@@ -157,10 +140,8 @@ PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
   if (old && old->K == trainers && old->D == groups) PetscFunctionReturn(0);
   PetscCall(NNParallelCreate(net, trainers, groups, &p));
   if (old) { /* keep the settings */
-    p->bucket_mb = old->bucket_mb;
-    p->shard     = old->shard;
-    p->shard_set = old->shard_set;
-    p->artype    = old->artype;
+    p->reducer   = old->reducer; /* with its settings */
+    old->reducer = NULL;
     p->balance   = old->balance;
     p->balance_max = old->balance_max;
     p->interval  = old->interval;
@@ -222,79 +203,6 @@ PetscErrorCode NNGetProcessGridComms(NN net, MPI_Comm *trainer, MPI_Comm *data, 
   if (trainer) *trainer = p->tcomm;
   if (data) *data = p->dcomm;
   if (spatial) *spatial = p->scomm;
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNSetBucketSize - sets the size of the gradient buckets all-reduced during the backward pass
-
-   Collective
-
-   Input Parameters:
-+  net - the network
--  mb - bucket size in megabytes (10^6 bytes) of gradient; 0 gives one bucket per layer with parameters
-
-   Options Database Key:
-.  -nn_bucket_size <mb> - bucket size in MB (default 25, as PyTorch DDP)
-
-   Notes:
-   Buckets are contiguous slices of the gradient filled from the last layer backwards; a bucket
-   closes when it holds at least mb megabytes, so one layer is never split. Small buckets start
-   communicating earlier but pay more latency.
-
-   Level: advanced
-
-.seealso: `NNSetProcessGrid()`, `NNGetAllreduceTimes()`
-@*/
-PetscErrorCode NNSetBucketSize(NN net, PetscReal mb)
-{
-  NNParallel p = NULL;
-
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscCheck(mb >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_bucket_size %g must be non-negative (MB; 0: one bucket per layer)", (double)mb);
-  PetscCall(NNParallelGet(net, &p));
-  p->bucket_mb = mb;
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNSetOptimizerSharding - whether the data groups split the optimizer step (ZeRO stage 1)
-
-   Collective
-
-   Input Parameters:
-+  net - the network
--  flg - PETSC_TRUE: data group g of D takes the optimizer step on its 1/D of the parameters;
-         PETSC_FALSE: every rank takes the whole step
-
-   Options Database Key:
-.  -nn_shard_optimizer <bool> - split the optimizer step over the data groups (default: true with
-   the shared-memory all-reduce, false with the MPI one)
-
-   Notes:
-   With the MPI all-reduce the gradient buckets are reduce-scattered instead of all-reduced and the
-   parameters all-gathered after the step: the same data move, but every rank does 1/D of the
-   optimizer's work; whether that is faster depends on how well the MPI implements
-   MPI_Ireduce_scatter against MPI_Iallreduce (bench/dp_bench.sh measures both). With the
-   shared-memory all-reduce (NNSetAllreduceType()) the data groups share one copy of the parameters
-   and nothing is gathered, so sharding only saves time; it is then the default. The optimizer state outside a rank's slice is stale during training;
-   it is gathered before every checkpoint and at the end of NNTrain(), so checkpoints and later
-   calls see the whole state. Either way the parameters are identical on all ranks after every step.
-
-   Level: advanced
-
-.seealso: `NNSetProcessGrid()`, `NNSetBucketSize()`
-@*/
-PetscErrorCode NNSetOptimizerSharding(NN net, PetscBool flg)
-{
-  NNParallel p = NULL;
-
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscCall(NNParallelGet(net, &p));
-  p->shard     = flg;
-  p->shard_set = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -382,40 +290,11 @@ PetscErrorCode NNSetTournament(NN net, PetscInt interval, PetscInt samples)
   PetscFunctionReturn(0);
 }
 
-/*@
-   NNGetAllreduceTimes - communication time of data-parallel training since NNTrain() started
-
-   Not Collective
-
-   Output Parameters:
-+  exposed - seconds this rank spent inside the gradient all-reduce's MPI calls (launch, progress, wait)
--  blocking - seconds the same all-reduces take as one blocking MPI_Allreduce of the whole gradient per step (measured once at the start of training)
-
-   Notes:
-   With the MPI all-reduce, 1 - exposed/blocking is the fraction of the all-reduce hidden behind the
-   backward pass; -nn_monitor prints it every epoch. With the shared-memory all-reduce
-   (NNSetAllreduceType()) exposed is the time of the reduction after the backward pass, including
-   the wait for the slowest data group. Both are 0 without data groups.
-
-   Level: advanced
-
-.seealso: `NNSetBucketSize()`, `NNSetProcessGrid()`
-@*/
-PetscErrorCode NNGetAllreduceTimes(NN net, PetscLogDouble *exposed, PetscLogDouble *blocking)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (exposed) *exposed = net->par ? net->par->t_exposed : 0;
-  if (blocking) *blocking = net->par ? net->par->nreduce * net->par->t_block : 0;
-  PetscFunctionReturn(0);
-}
-
-/* options of the grid, the buckets and tournaments; called by NNSetFromOptions() before it adds layers */
+/* options of the grid, load balancing and tournaments; called by NNSetFromOptions() before it adds layers */
 PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsObject)
 {
   NNParallel p = NULL;
   PetscInt   K, D, M, S;
-  PetscReal  mb;
   PetscBool  f1, f2;
 
   PetscFunctionBegin;
@@ -426,21 +305,12 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   PetscCall(PetscOptionsInt("-nn_tournament_trainers", "Independent trainers of tournament training (LTFB)", "NNSetProcessGrid", K, &K, &f2));
   if (f1 || f2) PetscCall(NNSetProcessGrid(net, K, D));
   p  = net->par;
-  mb = p->bucket_mb;
-  PetscCall(PetscOptionsReal("-nn_bucket_size", "Gradient all-reduce bucket size in MB (0: one bucket per layer)", "NNSetBucketSize", mb, &mb, &f1));
-  if (f1) PetscCall(NNSetBucketSize(net, mb));
-  PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)p->artype, (PetscEnum *)&p->artype, NULL));
   {
     PetscBool bal = p->balance;
     PetscReal bmax = p->balance_max;
     PetscCall(PetscOptionsBool("-nn_load_balance", "Data groups split each minibatch in proportion to their measured speeds (not bitwise reproducible)", "NNSetLoadBalance", bal, &bal, &f1));
     PetscCall(PetscOptionsReal("-nn_load_balance_max_share", "Largest balanced shard as a multiple of batch/data groups (sets the per-rank batch memory)", "NNSetLoadBalance", bmax, &bmax, &f2));
     if (f1 || f2) PetscCall(NNSetLoadBalance(net, bal, bmax));
-  }
-  {
-    PetscBool sh = p->shard;
-    PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather); default: with the shared-memory all-reduce", "NNSetOptimizerSharding", sh, &sh, &f1));
-    if (f1) PetscCall(NNSetOptimizerSharding(net, sh));
   }
   M = p->interval;
   S = p->tsamples;
@@ -456,8 +326,8 @@ PetscErrorCode NNParallelView(NN net, PetscViewer viewer)
 
   PetscFunctionBegin;
   if (!p || p->K * p->D == 1) PetscFunctionReturn(0);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s); gradient all-reduce %s%s, buckets of %g MB\n", p->K, p->D, p->S, NNAllreduceTypes[p->artype], p->shmused ? " (shared memory in use)" : "", (double)p->bucket_mb));
-  if (p->D > 1 && (p->shard_set || p->shmused)) PetscCall(PetscViewerASCIIPrintf(viewer, "optimizer step %s\n", (p->shard_set ? p->shard : p->shmused) ? "sharded over the data groups" : "taken whole on every rank"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s)\n", p->K, p->D, p->S));
+  if (p->reducer && p->D > 1) PetscCall(PetscObjectView((PetscObject)p->reducer, viewer));
   if (p->balance && p->D > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "load balancing: shards in proportion to the groups' speeds, at most %g x batch/%" PetscInt_FMT "\n", (double)p->balance_max, p->D));
   if (p->K > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "tournament every %" PetscInt_FMT " steps on %" PetscInt_FMT " samples per trainer\n", p->interval, p->tsamples));
   PetscFunctionReturn(0);

@@ -1,5 +1,5 @@
 /* The NN object: layers, parameters, forward/backward through the whole network. */
-#include <petnn/private/nnimpl.h>
+#include <petnn/private/gridimpl.h>
 #include <ctype.h>
 
 /*@C
@@ -51,7 +51,8 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
    The network reads -<prefix>nn_layers, -<prefix>nn_batch_size, ...; a layer named fc1 reads
    -<prefix>fc1_type, -<prefix>fc1_units, ... (layers added before this call are given the new
    prefix too; nested layers take theirs from their block when it is configured); the optimizer
-   -<prefix>opt_type, ...; the trainer -<prefix>nn_epochs, -<prefix>nn_checkpoint, ...
+   -<prefix>opt_type, ...; the trainer -<prefix>nn_epochs, -<prefix>nn_checkpoint, ...; the
+   gradient reducer -<prefix>nn_allreduce, -<prefix>nn_bucket_size, ...
 
    Level: intermediate
 
@@ -64,6 +65,7 @@ PetscErrorCode NNSetOptionsPrefix(NN net, const char prefix[])
   PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net, prefix));
   PetscCall(NNOptSetOptionsPrefix(net->opt, prefix));
   if (net->trainer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->trainer, prefix));
+  if (net->par && net->par->reducer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->par->reducer, prefix));
   for (PetscInt i = 0; i < net->nlayers; i++) {
     NNLayer l = net->added.layers[i];
     char    lp[256];
@@ -458,14 +460,20 @@ PetscErrorCode NNCreateBatchVecs(NN net, Vec *x, Vec *t)
 }
 
 /*@C
-   NNView - prints the architecture, shapes, parameter counts, memory and optimizer
+   NNView - prints the architecture, shapes, parameter counts, memory and optimizer, and the trainer and reducer
 
    Collective
 
    Options Database Key:
 .  -nn_view - view after set up (the driver honors it)
 
+   Notes:
+   The trainer (NNTrainerView()) and, with data groups, the gradient reducer (NNReducerView())
+   are shown once they exist: after NNGetTrainer(), NNCheckpointLoad() or NNTrain().
+
    Level: beginner
+
+.seealso: `NNTrainerView()`, `NNReducerView()`
 @*/
 PetscErrorCode NNView(NN net, PetscViewer viewer)
 {
@@ -504,6 +512,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
   }
   PetscCall(NNOptView(net->opt, viewer));
+  if (net->trainer) PetscCall(PetscObjectView((PetscObject)net->trainer, viewer)); /* NNTrainerView() */
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(0);
 }

@@ -15,112 +15,55 @@
    layers skip the draws of the other groups' samples, so dropout masks are those one rank would
    draw); NNParallelStepEnd() removes both.
 */
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/reducerimpl.h>
 
-static PetscErrorCode NNBucketLaunch(NN net, PetscScalar *g, PetscInt b)
+/* the backward-pass callbacks of a data-parallel step (NNSetBackwardCallbacks()); ctx is the reducer */
+static PetscErrorCode NNParallelBackwardBegin(NN net PETSC_UNUSED, PetscReal loss, Vec dy, void *ctx)
 {
-  NNParallel     p = net->par;
-  NNBucket      *k = &p->buckets[b];
-  PetscLogDouble t0, t1;
+  NNReducer r = (NNReducer)ctx;
 
   PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  if (p->sharded) { /* each group receives the sum over its slice's part of the bucket */
-    PetscInt off = PetscMin(PetscMax(k->lo, p->slo), p->shi) - p->slo;
-    PetscCallMPI(MPI_Ireduce_scatter(g + k->lo, p->gslice + off, p->rcount + b * p->D, MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
-  } else PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, g + k->lo, (PetscMPIInt)(k->hi - k->lo), MPIU_SCALAR, MPIU_SUM, p->dcomm, &p->req[b]));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
+  if (r->weight != 1.0) PetscCall(VecScale(dy, r->weight)); /* the gradient of the global mean: this shard's mean weighted by its share */
+  if (PetscIsInfOrNanReal(loss)) PetscTryTypeMethod(r, markbad); /* training stops after this step: no shared optimizer step */
   PetscFunctionReturn(0);
 }
 
-/* after layer i's backward pass: launch the bucket it completes, progress the ones in flight */
-static PetscErrorCode NNBucketsProgress(NN net, PetscInt i, PetscScalar *g)
+/* after layer i's backward pass: the type launches what the layer completes (buckets) or publishes it */
+static PetscErrorCode NNParallelLayerDone(NN net PETSC_UNUSED, PetscInt i, PetscScalar *g, void *ctx)
 {
-  NNParallel     p = net->par;
-  PetscLogDouble t0, t1;
-  int            flag;
+  NNReducer r = (NNReducer)ctx;
 
   PetscFunctionBegin;
-  if (p->useshm) { /* the shared-memory reduction runs at the end, but may start on the gradients already final */
-    PetscCall(NNShmBackwardProgress(net, i));
-    PetscFunctionReturn(0);
-  }
-  if (!p->nbuckets) PetscFunctionReturn(0);
-  PetscCall(PetscLogEventBegin(NN_AllreduceLaunch, net, 0, 0, 0));
-  while (p->nlaunched < p->nbuckets && p->buckets[p->nlaunched].trigger >= i) {
-    PetscCall(NNBucketLaunch(net, g, p->nlaunched));
-    p->nlaunched++;
-  }
-  PetscCall(PetscTime(&t0));
-  if (p->nlaunched) PetscCallMPI(MPI_Testall((PetscMPIInt)p->nlaunched, p->req, &flag, MPI_STATUSES_IGNORE));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
-  PetscCall(PetscLogEventEnd(NN_AllreduceLaunch, net, 0, 0, 0));
+  PetscTryTypeMethod(r, layerdone, i, g);
   PetscFunctionReturn(0);
 }
 
-/* end of the backward pass: launch what is left (nothing, normally) and wait for everything */
-static PetscErrorCode NNBucketsWait(NN net, PetscScalar *g)
+/* end of the backward pass: the gradient summed over the data groups */
+static PetscErrorCode NNParallelBackwardDone(NN net, PetscScalar *g, void *ctx)
 {
-  NNParallel     p = net->par;
-  PetscLogDouble t0, t1;
+  NNReducer r = (NNReducer)ctx;
 
   PetscFunctionBegin;
-  if (!p->nbuckets) PetscFunctionReturn(0);
+  if (!r->nbuckets) PetscFunctionReturn(0); /* no parameters */
   PetscCall(PetscLogEventBegin(NN_AllreduceWait, net, 0, 0, 0));
-  if (p->useshm) {
-    PetscLogDouble te;
-    PetscCall(NNShmAllreduce(net, &t0, &t1, &te));
-    p->t_exposed += t0 + t1;
-    p->t_wait += t0;
-    p->t_early += te;
-  } else {
-    for (; p->nlaunched < p->nbuckets; p->nlaunched++) PetscCall(NNBucketLaunch(net, g, p->nlaunched));
-    PetscCall(PetscTime(&t0));
-    PetscCallMPI(MPI_Waitall((PetscMPIInt)p->nbuckets, p->req, MPI_STATUSES_IGNORE));
-    PetscCall(PetscTime(&t1));
-    p->t_exposed += t1 - t0;
-  }
-  p->nreduce++;
+  PetscUseTypeMethod(r, backwarddone, g);
+  r->nreduce++;
   PetscCall(PetscLogEventEnd(NN_AllreduceWait, net, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
-/* the backward-pass callbacks of a data-parallel step (NNSetBackwardCallbacks()) */
-static PetscErrorCode NNParallelBackwardBegin(NN net, PetscReal loss, Vec dy, void *ctx PETSC_UNUSED)
-{
-  NNParallel p = net->par;
-
-  PetscFunctionBegin;
-  if (p->weight != 1.0) PetscCall(VecScale(dy, p->weight)); /* the gradient of the global mean: this shard's mean weighted by its share */
-  if (PetscIsInfOrNanReal(loss)) PetscCall(NNShmMarkBadStep(net)); /* training stops after this step: no shared optimizer step */
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNParallelLayerDone(NN net, PetscInt i, PetscScalar *g, void *ctx PETSC_UNUSED)
-{
-  PetscFunctionBegin;
-  PetscCall(NNBucketsProgress(net, i, g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNParallelBackwardDone(NN net, PetscScalar *g, void *ctx PETSC_UNUSED)
-{
-  PetscFunctionBegin;
-  PetscCall(NNBucketsWait(net, g));
-  PetscFunctionReturn(0);
-}
-
 /* random numbers each top-level layer draws per sample in training mode (dropout: one per entry) */
-static PetscErrorCode NNParallelCountDraws(NN net)
+static PetscErrorCode NNReducerCountDraws(NNReducer r)
 {
-  NNParallel p = net->par;
+  NN         net = r->net;
+  NNParallel p   = net->par;
 
   PetscFunctionBegin;
+  PetscCall(PetscFree(r->draws));
+  PetscCall(PetscCalloc1(net->nlayers, &r->draws));
   for (PetscInt i = 0; i < net->nlayers; i++) {
-    PetscCall(NNLayerGetRandomDraws(net->layers[i], &p->draws[i]));
-    if (p->draws[i]) {
+    PetscCall(NNLayerGetRandomDraws(net->layers[i], &r->draws[i]));
+    if (r->draws[i]) {
       DM dm;
       PetscCall(VecGetDM(net->act[i + 1], &dm));
       PetscCheck(!dm || p->D == 1, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "Layer %s (%s) draws random numbers on a spatial (DMDA) activation, which depend on the decomposition: not supported with -nn_data_groups %" PetscInt_FMT "; put it after %s", ((PetscObject)net->layers[i])->name, ((PetscObject)net->layers[i])->type_name, p->D, NNLAYERSPATIALFLATTEN);
@@ -132,17 +75,18 @@ static PetscErrorCode NNParallelCountDraws(NN net)
 /* buckets of about bucket_mb MB from the last layer backwards; a layer is never split. Top-level
    layer i owns the parameters [poff_i, poff_{i+1}) (its children and their copies included). With a
    sharded optimizer, also each slice's part of each bucket. */
-static PetscErrorCode NNParallelMakeBuckets(NN net)
+static PetscErrorCode NNReducerMakeBuckets(NNReducer r)
 {
+  NN         net   = r->net;
   NNParallel p     = net->par;
-  PetscInt   limit = (PetscInt)PetscMin(p->bucket_mb * 1e6 / sizeof(PetscScalar), (PetscReal)PETSC_MPI_INT_MAX);
+  PetscInt   limit = (PetscInt)PetscMin(r->bucket_mb * 1e6 / sizeof(PetscScalar), (PetscReal)PETSC_MPI_INT_MAX);
   PetscInt   nb = 0, hi = -1, lo = 0, trig = -1, end;
 
   PetscFunctionBegin;
-  PetscCall(PetscFree(p->buckets));
-  PetscCall(PetscFree(p->req));
-  PetscCall(PetscMalloc1(net->nlayers, &p->buckets));
-  PetscCall(PetscMalloc1(net->nlayers, &p->req));
+  PetscCall(PetscFree(r->buckets));
+  PetscCall(PetscFree(r->req));
+  PetscCall(PetscMalloc1(net->nlayers, &r->buckets));
+  PetscCall(PetscMalloc1(net->nlayers, &r->req));
   PetscCall(VecGetSize(net->theta, &end));
   for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
     PetscInt l0 = net->layers[i]->poff, l1 = i + 1 < net->nlayers ? net->layers[i + 1]->poff : end;
@@ -151,42 +95,68 @@ static PetscErrorCode NNParallelMakeBuckets(NN net)
     lo   = l0;
     trig = i;
     if (hi - lo >= limit) {
-      p->buckets[nb++] = (NNBucket){lo, hi, trig};
+      r->buckets[nb++] = (NNBucket){lo, hi, trig};
       hi               = -1;
     }
   }
-  if (hi >= 0) p->buckets[nb++] = (NNBucket){lo, hi, trig};
-  p->nbuckets = nb;
-  for (PetscInt b = 0; b < nb; b++) p->req[b] = MPI_REQUEST_NULL;
-  PetscCall(PetscFree(p->rcount));
-  PetscCall(PetscFree2(p->pcount, p->pdispl));
-  PetscCall(PetscFree(p->gslice));
-  if (p->sharded) {
-    PetscCall(PetscMalloc1(nb * p->D + 1, &p->rcount));
-    PetscCall(PetscMalloc2(p->D, &p->pcount, p->D, &p->pdispl));
+  if (hi >= 0) r->buckets[nb++] = (NNBucket){lo, hi, trig};
+  r->nbuckets = nb;
+  for (PetscInt b = 0; b < nb; b++) r->req[b] = MPI_REQUEST_NULL;
+  PetscCall(PetscFree(r->rcount));
+  PetscCall(PetscFree2(r->pcount, r->pdispl));
+  PetscCall(PetscFree(r->gslice));
+  if (r->sharded) {
+    PetscCall(PetscMalloc1(nb * p->D + 1, &r->rcount));
+    PetscCall(PetscMalloc2(p->D, &r->pcount, p->D, &r->pdispl));
     for (PetscInt g = 0; g < p->D; g++) {
       PetscInt a = (PetscInt)(((PetscInt64)end * g) / p->D), z = (PetscInt)(((PetscInt64)end * (g + 1)) / p->D);
-      p->pdispl[g] = (PetscMPIInt)a;
-      p->pcount[g] = (PetscMPIInt)(z - a);
-      for (PetscInt b = 0; b < nb; b++) p->rcount[b * p->D + g] = (PetscMPIInt)PetscMax(0, PetscMin(z, p->buckets[b].hi) - PetscMax(a, p->buckets[b].lo));
+      r->pdispl[g] = (PetscMPIInt)a;
+      r->pcount[g] = (PetscMPIInt)(z - a);
+      for (PetscInt b = 0; b < nb; b++) r->rcount[b * p->D + g] = (PetscMPIInt)PetscMax(0, PetscMin(z, r->buckets[b].hi) - PetscMax(a, r->buckets[b].lo));
     }
-    p->slo = p->pdispl[p->group];
-    p->shi = p->slo + p->pcount[p->group];
-    PetscCall(PetscMalloc1(p->shi - p->slo + 1, &p->gslice));
+    r->slo = r->pdispl[p->group];
+    r->shi = r->slo + r->pcount[p->group];
+    PetscCall(PetscMalloc1(r->shi - r->slo + 1, &r->gslice));
   }
   PetscFunctionReturn(0);
 }
 
-/* start of NNTrain(): parameters broadcast from the trainer's first rank, the layers' random
-   draws, buckets and the cost of a blocking all-reduce */
+/* what the all-reduce would cost if nothing overlapped: the better of two blocking ones */
+static PetscErrorCode NNReducerTimeBlocking(NNReducer r, PetscInt np)
+{
+  NNParallel     p = r->net->par;
+  PetscScalar   *w;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  r->t_block = PETSC_MAX_REAL;
+  PetscCall(PetscCalloc1(np, &w));
+  for (int k = 0; k < 2; k++) {
+    PetscCallMPI(MPI_Barrier(p->dcomm));
+    PetscCall(PetscTime(&t0));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w, (PetscMPIInt)np, MPIU_SCALAR, MPIU_SUM, p->dcomm));
+    PetscCall(PetscTime(&t1));
+    r->t_block = PetscMin(r->t_block, t1 - t0);
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &r->t_block, 1, MPI_DOUBLE, MPI_MAX, p->dcomm));
+  PetscCall(PetscFree(w));
+  PetscFunctionReturn(0);
+}
+
+/* start of NNTrain(): parameters broadcast from the trainer's first rank; with data groups the
+   reducer's type (-nn_allreduce), the layers' random draws, the buckets, the type's set-up (a
+   shared-memory window) and the cost of a blocking all-reduce */
 PetscErrorCode NNParallelTrainBegin(NN net)
 {
   NNParallel   p = NULL;
+  NNReducer    r = NULL;
   PetscScalar *a;
   PetscInt     np, nb;
+  PetscBool    shm;
 
   PetscFunctionBegin;
-  PetscCall(NNParallelGet(net, &p));
+  PetscCall(NNGetReducer(net, &r));
+  p = net->par;
   PetscCall(VecGetSize(net->theta, &np));
   PetscCall(VecGetSize(net->buf, &nb));
   PetscCall(PetscLogEventBegin(NN_Broadcast, net, 0, 0, 0));
@@ -197,74 +167,47 @@ PetscErrorCode NNParallelTrainBegin(NN net)
   if (nb) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, p->tcomm));
   PetscCall(VecRestoreArray(net->buf, &a));
   PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
-  p->t_exposed = 0;
-  p->t_wait    = 0;
-  p->t_early   = 0;
-  p->nreduce   = 0;
-  p->nbuckets  = 0;
-  p->sharded   = PETSC_FALSE;
+  r->t_exposed = 0;
+  r->t_wait    = 0;
+  r->t_early   = 0;
+  r->nreduce   = 0;
+  r->nbuckets  = 0;
+  r->sharded   = PETSC_FALSE;
   if (p->D == 1) PetscFunctionReturn(0); /* one group: nothing to reduce, every draw is the group's own */
 
-  PetscCall(PetscFree(p->draws));
-  PetscCall(PetscCalloc1(net->nlayers, &p->draws));
-  PetscCall(NNShmAllreduceCheck(net));
-  p->sharded = p->shard_set ? p->shard : (PetscBool)(p->shmcomm != MPI_COMM_NULL); /* sharding is free with shared memory */
-  PetscCall(NNParallelCountDraws(net));
-  PetscCall(NNParallelMakeBuckets(net));
-  PetscCall(NNShmAllreduceSetUp(net));
-  if (np) { /* what the all-reduce would cost if nothing overlapped: the better of two blocking ones */
-    PetscScalar   *w;
-    PetscLogDouble t0, t1;
-    p->t_block = PETSC_MAX_REAL;
-    PetscCall(PetscCalloc1(np, &w));
-    for (int r = 0; r < 2; r++) {
-      PetscCallMPI(MPI_Barrier(p->dcomm));
-      PetscCall(PetscTime(&t0));
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w, (PetscMPIInt)np, MPIU_SCALAR, MPIU_SUM, p->dcomm));
-      PetscCall(PetscTime(&t1));
-      p->t_block = PetscMin(p->t_block, t1 - t0);
-    }
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &p->t_block, 1, MPI_DOUBLE, MPI_MAX, p->dcomm));
-    PetscCall(PetscFree(w));
-  }
+  PetscCall(NNReducerShmUsable(r, &shm));
+  PetscCall(NNReducerSetType(r, shm ? NNREDUCERSHM : NNREDUCERMPI));
+  r->shmused = shm;
+  r->sharded = r->shard_set ? r->shard : shm; /* sharding is free with shared memory */
+  PetscCall(NNReducerCountDraws(r));
+  PetscCall(NNReducerMakeBuckets(r));
+  PetscTryTypeMethod(r, setup);
+  if (np) PetscCall(NNReducerTimeBlocking(r, np));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode NNParallelTrainEnd(NN net)
 {
+  NNReducer r = net->par ? net->par->reducer : NULL;
+
   PetscFunctionBegin;
-  if (!net->par) PetscFunctionReturn(0);
+  if (!r) PetscFunctionReturn(0);
   PetscCall(NNSetBackwardCallbacks(net, NULL)); /* a step that failed did not end */
   PetscCall(NNSetRandomShard(net, 0, 0));
-  PetscCall(NNShmAllreduceDestroy(net));
+  PetscTryTypeMethod(r, reset);
   PetscCall(NNParallelGatherOptState(net)); /* the whole optimizer state on every rank again */
-  net->par->sharded = PETSC_FALSE;
+  r->sharded = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
-/* the optimizer step: on the whole parameter Vec, or (sharded) on this group's slice followed by an
-   all-gather of the parameters over the data groups */
+/* the optimizer step: on the whole parameter Vec, or (sharded) as the reducer's type takes it */
 PetscErrorCode NNParallelOptStep(NN net)
 {
-  NNParallel     p = net->par;
-  PetscScalar   *t;
-  PetscLogDouble t0, t1;
+  NNReducer r = net->par ? net->par->reducer : NULL;
 
   PetscFunctionBegin;
-  if (!p || !p->sharded) {
-    PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
-    PetscFunctionReturn(0);
-  }
-  if (p->useshm && p->shmtheta) PetscFunctionReturn(0); /* shared parameters: stepped chunk by chunk with the reduction (src/reducer/impls/shm/shm.c) */
-  PetscCall(NNOptStepRange(net->opt, p->slo, p->shi, net->theta, p->gslice));
-  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
-  PetscCall(PetscTime(&t0));
-  PetscCall(VecGetArray(net->theta, &t));
-  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-  PetscCall(VecRestoreArray(net->theta, &t));
-  PetscCall(PetscTime(&t1));
-  p->t_exposed += t1 - t0;
-  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
+  if (!r || !r->sharded) PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
+  else PetscTryTypeMethod(r, step);
   PetscFunctionReturn(0);
 }
 
@@ -272,18 +215,39 @@ PetscErrorCode NNParallelOptStep(NN net)
    checkpoint, at the end of training) */
 PetscErrorCode NNParallelGatherOptState(NN net)
 {
-  NNParallel   p = net->par;
-  PetscScalar *a;
+  NNReducer r = net->par ? net->par->reducer : NULL;
 
   PetscFunctionBegin;
-  if (!p || !p->sharded || (p->useshm && p->shmtheta)) PetscFunctionReturn(0); /* shared parameters: one optimizer state for all */
-  PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
-  for (PetscInt i = 0; i < net->opt->nstate; i++) {
-    PetscCall(VecGetArray(net->opt->state[i], &a));
-    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, p->pcount, p->pdispl, MPIU_SCALAR, p->dcomm));
-    PetscCall(VecRestoreArray(net->opt->state[i], &a));
-  }
-  PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
+  if (r && r->sharded) PetscTryTypeMethod(r, gatheroptstate);
+  PetscFunctionReturn(0);
+}
+
+/* this group's data or loss are bad: training stops after this step, which takes no optimizer step */
+PetscErrorCode NNParallelMarkBadStep(NN net)
+{
+  NNReducer r = net->par ? net->par->reducer : NULL;
+
+  PetscFunctionBegin;
+  if (r) PetscTryTypeMethod(r, markbad);
+  PetscFunctionReturn(0);
+}
+
+/* the parameter Vec gets its own array for a while (a gradient check, a tournament) and shares it again */
+PetscErrorCode NNParallelDetachParameters(NN net)
+{
+  NNReducer r = net->par ? net->par->reducer : NULL;
+
+  PetscFunctionBegin;
+  if (r) PetscTryTypeMethod(r, detach);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNParallelAttachParameters(NN net)
+{
+  NNReducer r = net->par ? net->par->reducer : NULL;
+
+  PetscFunctionBegin;
+  if (r) PetscTryTypeMethod(r, attach);
   PetscFunctionReturn(0);
 }
 
@@ -292,14 +256,15 @@ PetscErrorCode NNParallelGatherOptState(NN net)
    the random-number shard are in place until NNParallelStepEnd() */
 PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
 {
-  NNParallel                p  = net->par;
-  const NNBackwardCallbacks cb = {NNParallelBackwardBegin, NNParallelLayerDone, NNParallelBackwardDone, NULL};
+  NNParallel          p = net->par;
+  NNReducer           r = p->reducer;
+  NNBackwardCallbacks cb = {NNParallelBackwardBegin, NNParallelLayerDone, NNParallelBackwardDone, r};
 
   PetscFunctionBegin;
-  p->n         = n;
-  p->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
-  p->nlaunched = 0;
   if (p->D == 1) PetscFunctionReturn(0);
+  r->n         = n;
+  r->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
+  r->nlaunched = 0;
   PetscCall(NNSetBackwardCallbacks(net, &cb));
   PetscCall(NNSetRandomShard(net, p->first, n - p->last));
   PetscFunctionReturn(0);
@@ -309,15 +274,15 @@ PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
    random numbers one rank would draw */
 PetscErrorCode NNParallelStepEmpty(NN net)
 {
-  NNParallel   p = net->par;
+  NNReducer    r = net->par->reducer;
   PetscScalar *g;
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < net->nlayers; i++)
-    if (p->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)p->n * p->draws[i]);
+    if (r->draws[i] && net->training) NNRandomSkip(&net->rng, (PetscInt64)r->n * r->draws[i]);
   PetscCall(VecZeroEntries(net->dtheta));
   PetscCall(VecGetArray(net->dtheta, &g));
-  PetscCall(NNBucketsWait(net, g));
+  PetscCall(NNParallelBackwardDone(net, g, r));
   PetscCall(VecRestoreArray(net->dtheta, &g));
   PetscFunctionReturn(0);
 }

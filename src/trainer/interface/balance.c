@@ -12,7 +12,7 @@
    equal-shard one up to rounding, but it is no longer bitwise reproducible (the split depends on
    timings), so balancing is off by default.
 */
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/trainerimpl.h>
 
 /* the per-rank batch capacity for a global batch B: equal shards, or the largest balanced one */
 PetscInt NNParallelBatchCapacity(NNParallel p, PetscInt B)

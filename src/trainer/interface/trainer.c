@@ -131,6 +131,7 @@ PetscErrorCode NNTrainerView(NNTrainer tr, PetscViewer viewer)
 PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
 {
   NNTrainer t;
+  NNReducer r;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -147,6 +148,7 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
     if (net->setfromoptionscalled) PetscCall(NNTrainerSetFromOptions(t));
     PetscCall(PetscObjectAddOptionsHandler((PetscObject)net, NNTrainerOptionsHandler, NULL, t));
     net->trainer = t;
+    PetscCall(NNGetReducer(net, &r)); /* the trainer's data groups sum their gradients with it */
   }
   *tr = net->trainer;
   PetscFunctionReturn(0);

@@ -47,20 +47,20 @@ static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNT
   PetscCall(NNDataGetBatchOn(c->train, p->tcomm, m, c->idx, c->x, c->t));
   st->bad = m ? c->train->badsample : -1;
   if (c->tr->gradcheck && c->cur->epoch == 0 && b == 0) { /* a local check of this group's shard, on parameters of its own, before the step's all-reduce is in place */
-    PetscCall(NNShmDetachParameters(net));
+    PetscCall(NNParallelDetachParameters(net));
     if (m && st->bad < 0) {
       PetscReal ep, ex;
       PetscCall(NNGradientCheck(net, m, c->x, c->t, c->tr->gradcheck_tol, &ep, &ex));
     }
-    PetscCall(NNShmAttachParameters(net));
+    PetscCall(NNParallelAttachParameters(net));
   }
   PetscCall(NNParallelStepBegin(net, st->n));
   if (m && st->bad < 0) {
-    PetscLogDouble c0, c1, e0 = p->t_exposed;
+    PetscLogDouble c0, c1, e0 = p->reducer->t_exposed;
     PetscCall(PetscTime(&c0));
     PetscCall(NNLossGradient(net, m, c->x, c->t, &st->L, NULL));
     PetscCall(PetscTime(&c1));
-    st->tc = (c1 - c0) - (p->t_exposed - e0); /* the group's compute time, for load balancing */
+    st->tc = (c1 - c0) - (p->reducer->t_exposed - e0); /* the group's compute time, for load balancing */
     if (net->lossops.classification) {
       const PetscScalar *ya, *ta;
       PetscCall(VecGetArrayRead(net->act[net->nlayers], &ya));
@@ -70,7 +70,7 @@ static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNT
       PetscCall(VecRestoreArrayRead(net->act[net->nlayers], &ya));
     }
   } else if (p->D > 1) { /* no samples here (or bad ones): zeros into the all-reduce */
-    if (st->bad >= 0) PetscCall(NNShmMarkBadStep(net));
+    if (st->bad >= 0) PetscCall(NNParallelMarkBadStep(net));
     PetscCall(NNParallelStepEmpty(net));
   }
   PetscCall(NNParallelStepEnd(net));
@@ -129,9 +129,9 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
   c->cur->batch = b + 1;
   PetscCall(NNTrainerMonitorStep(c->tr, c->cur->epoch, c->cur->step, c->v[2 * p->trainer] / st->n));
   if (p->K > 1 && c->cur->step % p->interval == 0) { /* the models are swapped on every rank: each needs its own copy */
-    PetscCall(NNShmDetachParameters(net));
+    PetscCall(NNParallelDetachParameters(net));
     PetscCall(NNTournament(net, c->train));
-    PetscCall(NNShmAttachParameters(net));
+    PetscCall(NNParallelAttachParameters(net));
   }
   PetscFunctionReturn(0);
 }

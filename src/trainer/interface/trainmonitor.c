@@ -62,32 +62,34 @@ static PetscErrorCode NNLineRate(NN net, PetscInt N, PetscLogDouble dt, NNLine *
 static PetscErrorCode NNTrainMonitorAllreduce(NN net, NNTrainLoop *c)
 {
   NNParallel     p    = net->par;
+  NNReducer      r    = p->reducer;
   MPI_Comm       comm = PetscObjectComm((PetscObject)net);
   PetscLogDouble exposed, block, w[5], bl;
-  PetscBool      first = (PetscBool)(!p->srank && !p->group);
+  PetscBool      first = (PetscBool)(!p->srank && !p->group), shm;
 
   PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)r, NNREDUCERSHM, &shm));
   PetscCall(NNGetAllreduceTimes(net, &exposed, &block));
-  w[0] = (exposed - c->exposed0) - (p->t_wait - c->wait0);
-  w[1] = -(p->t_wait - c->wait0);
-  w[2] = p->t_wait - c->wait0;
-  w[3] = p->t_early - c->early0; /* summed over the groups: the part done while another group computed, */
+  w[0] = (exposed - c->exposed0) - (r->t_wait - c->wait0);
+  w[1] = -(r->t_wait - c->wait0);
+  w[2] = r->t_wait - c->wait0;
+  w[3] = r->t_early - c->early0; /* summed over the groups: the part done while another group computed, */
   w[4] = w[0];                   /* and all of it */
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w, 3, MPI_DOUBLE, MPI_MAX, p->dcomm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, w + 3, 2, MPI_DOUBLE, MPI_SUM, p->dcomm));
   bl = block - c->block0;
   if (first) {
-    if (p->useshm && p->shmtheta) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce and optimizer step over %" PetscInt_FMT " data groups in shared memory: %.3f s summing and stepping, %.1f%% of it while another group was still in its backward pass; %.3f-%.3f s waiting for the other groups; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], w[4] > 0 ? 100.0 * w[3] / w[4] : 0.0, -w[1], w[2], bl));
-    else if (p->useshm) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups in shared memory: %.3f s summing after the backward pass, %.3f-%.3f s waiting for the slowest group's backward pass; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], -w[1], w[2], bl));
-    else PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups, %" PetscInt_FMT " bucket(s): %.3f s in MPI vs %.3f s for blocking all-reduces (%.1f%% hidden behind the backward pass)\n", p->D, p->nbuckets, exposed - c->exposed0, bl, block > c->block0 ? 100.0 * PetscMax(0.0, 1.0 - (exposed - c->exposed0) / bl) : 0.0));
+    if (shm && r->sharded) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce and optimizer step over %" PetscInt_FMT " data groups in shared memory: %.3f s summing and stepping, %.1f%% of it while another group was still in its backward pass; %.3f-%.3f s waiting for the other groups; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], w[4] > 0 ? 100.0 * w[3] / w[4] : 0.0, -w[1], w[2], bl));
+    else if (shm) PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups in shared memory: %.3f s summing after the backward pass, %.3f-%.3f s waiting for the slowest group's backward pass; blocking MPI all-reduces would take %.3f s\n", p->D, w[0], -w[1], w[2], bl));
+    else PetscCall(PetscSynchronizedPrintf(comm, "  all-reduce over %" PetscInt_FMT " data groups, %" PetscInt_FMT " bucket(s): %.3f s in MPI vs %.3f s for blocking all-reduces (%.1f%% hidden behind the backward pass)\n", p->D, r->nbuckets, exposed - c->exposed0, bl, block > c->block0 ? 100.0 * PetscMax(0.0, 1.0 - (exposed - c->exposed0) / bl) : 0.0));
   }
   if (NNParallelBalanceSlots(p) && first && p->sharemax > 0) PetscCall(PetscSynchronizedPrintf(comm, "  load balance: shards of %.2f to %.2f times an equal shard\n", (double)p->sharemin, (double)p->sharemax));
   p->sharemin = PETSC_MAX_REAL;
   p->sharemax = 0;
   c->exposed0 = exposed;
   c->block0   = block;
-  c->wait0    = p->t_wait;
-  c->early0   = p->t_early;
+  c->wait0    = r->t_wait;
+  c->early0   = r->t_early;
   PetscFunctionReturn(0);
 }
 

@@ -24,7 +24,21 @@
    overlaps the backward pass. Reading the D segments directly moves each byte once: 3-4 ms.
 */
 #include <sched.h>
-#include <petnn/private/parallelimpl.h>
+#include <petnn/private/reducerimpl.h>
+
+typedef struct {
+  MPI_Comm      shmcomm;  /* the data communicator's ranks, all on one node */
+  MPI_Win       win;      /* segment g: data group g's gradient (segment 0: then the shared parameters) */
+  PetscScalar **seg;
+  PetscBool     shared;   /* the parameters and optimizer state are in the window too, one copy for all groups (sharded optimizer) */
+  PetscBool     detached; /* ... but the parameter Vec has its own copy for now (detach op) */
+  MPI_Win       cwin;     /* with shared parameters: the control block (chunk counter, each group's progress) */
+  PetscInt64   *ctrl;
+  PetscInt64    cbase;    /* the chunk counter's value at the start of this step */
+  PetscInt64    cstep;    /* steps reduced so far + 1 (progress values) */
+  PetscInt      nchunk;   /* chunks of the shared reduction and optimizer step */
+  PetscScalar  *gsum;     /* a chunk's summed gradient, for the optimizer step (the segments are zeroed) */
+} NNReducer_Shm;
 
 /* chunk of the dynamically shared reduction and optimizer step: 1 MB, about 0.5 ms of work */
 #define NN_SHM_CHUNK 131072
@@ -37,106 +51,44 @@
 
 /* a barrier of the groups on the node that also orders their accesses to the window: what this
    rank wrote before it is visible to all after it */
-PetscErrorCode NNShmBarrier(NNParallel p)
+static PetscErrorCode NNShmBarrier(NNReducer_Shm *s)
 {
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Win_sync(p->win));
-  PetscCallMPI(MPI_Barrier(p->shmcomm));
-  PetscCallMPI(MPI_Win_sync(p->win));
+  PetscCallMPI(MPI_Win_sync(s->win));
+  PetscCallMPI(MPI_Barrier(s->shmcomm));
+  PetscCallMPI(MPI_Win_sync(s->win));
   PetscFunctionReturn(0);
 }
 
-/*@
-   NNSetAllreduceType - chooses how data groups average their gradients
-
-   Logically Collective
-
-   Input Parameters:
-+  net - the network
--  type - `NN_ALLREDUCE_MPI`: bucketed MPI_Iallreduce launched during the backward pass;
-          `NN_ALLREDUCE_SHARED`: the groups' gradients live in one MPI shared-memory window and every
-          rank sums its slice of them after the backward pass (all data groups must share a node);
-          `NN_ALLREDUCE_AUTO` (default): shared when the data communicator is on one node, MPI otherwise
-
-   Options Database Key:
-.  -nn_allreduce <auto,mpi,shared> - the all-reduce
-
-   Notes:
-   On one node both move data with the cores that compute; the shared-memory reduction reads and
-   writes every gradient byte once instead of copying it through MPI's buffers, about ten times
-   less time for a 26 MB gradient on two ranks. Across nodes the MPI all-reduce overlaps the
-   backward pass as far as the MPI progresses it (NNSetBucketSize()). With shared memory and a
-   sharded optimizer (NNSetOptimizerSharding(), the default there) the groups share one copy of the
-   parameters and the summing and the optimizer step are done in chunks by whichever group is free,
-   so a group that finishes its backward pass early works on the layers every group has finished
-   instead of waiting. Either way the gradient is bitwise identical on all data groups.
-
-   Level: advanced
-
-.seealso: `NNSetProcessGrid()`, `NNSetBucketSize()`, `NNGetAllreduceTimes()`
-@*/
-PetscErrorCode NNSetAllreduceType(NN net, NNAllreduceType type)
+/* start of training with D > 1: whether the shm type serves it (-nn_allreduce allows it and all data
+   groups of the trainer are on one node) */
+PetscErrorCode NNReducerShmUsable(NNReducer r, PetscBool *usable)
 {
-  NNParallel p = NULL;
-
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidLogicalCollectiveEnum(net, type, 2);
-  PetscCall(NNParallelGet(net, &p));
-  p->artype = type;
-  PetscFunctionReturn(0);
-}
-
-/*@
-   NNGetAllreduceType - gets how data groups average their gradients
-
-   Not Collective
-
-   Output Parameters:
-+  type - the type set (NNSetAllreduceType())
--  shared - whether the current or last training used the shared-memory all-reduce (may be NULL)
-
-   Level: advanced
-
-.seealso: `NNSetAllreduceType()`
-@*/
-PetscErrorCode NNGetAllreduceType(NN net, NNAllreduceType *type, PetscBool *shared)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (type) *type = net->par ? net->par->artype : NN_ALLREDUCE_AUTO;
-  if (shared) *shared = net->par ? net->par->shmused : PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* start of training with D > 1: whether the shared-memory all-reduce will be used (the type allows
-   it and all data groups of the trainer are on one node); if so p->shmcomm is their communicator,
-   otherwise MPI_COMM_NULL */
-PetscErrorCode NNShmAllreduceCheck(NN net)
-{
-  NNParallel  p = net->par;
+  NNParallel  p = r->net->par;
+  MPI_Comm    shmcomm;
   PetscMPIInt nshm, same;
 
   PetscFunctionBegin;
-  if (p->shmcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&p->shmcomm));
-  if (p->artype == NN_ALLREDUCE_MPI) PetscFunctionReturn(0);
-  PetscCallMPI(MPI_Comm_split_type(p->dcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &p->shmcomm));
-  PetscCallMPI(MPI_Comm_size(p->shmcomm, &nshm));
+  *usable = PETSC_FALSE;
+  if (r->artype == NN_ALLREDUCE_MPI) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_split_type(p->dcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shmcomm));
+  PetscCallMPI(MPI_Comm_size(shmcomm, &nshm));
+  PetscCallMPI(MPI_Comm_free(&shmcomm));
   same = (PetscMPIInt)(nshm == p->D);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_LAND, p->dcomm));
-  if (!same) {
-    PetscCallMPI(MPI_Comm_free(&p->shmcomm));
-    PetscCheck(p->artype != NN_ALLREDUCE_SHARED, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_INCOMP, "-nn_allreduce shared needs all %" PetscInt_FMT " data groups of a trainer on one node; here they span several: use -nn_allreduce mpi (or auto)", p->D);
-  }
+  PetscCheck(same || r->artype != NN_ALLREDUCE_SHARED, PetscObjectComm((PetscObject)r), PETSC_ERR_ARG_INCOMP, "-nn_allreduce shared needs all %" PetscInt_FMT " data groups of a trainer on one node; here they span several: use -nn_allreduce mpi (or auto)", p->D);
+  *usable = (PetscBool)same;
   PetscFunctionReturn(0);
 }
 
-/* after NNShmAllreduceCheck(): puts the gradient (and, with a sharded optimizer, the parameters)
-   into a shared window; p->useshm says whether it did. Segment g holds group g's gradient; with a
-   sharded optimizer segment 0 also holds the parameters that all groups share. */
-PetscErrorCode NNShmAllreduceSetUp(NN net)
+/* start of training: puts the gradient (and, with a sharded optimizer, the parameters) into a shared
+   window. Segment g holds group g's gradient; with a sharded optimizer segment 0 also holds the
+   parameters that all groups share. */
+static PetscErrorCode NNReducerSetUp_Shm(NNReducer r)
 {
-  NNParallel   p = net->par;
+  NN             net = r->net;
+  NNParallel     p   = net->par;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   PetscInt     np, nv;
   MPI_Aint     sz;
   MPI_Info     info;
@@ -144,270 +96,270 @@ PetscErrorCode NNShmAllreduceSetUp(NN net)
   int          disp;
 
   PetscFunctionBegin;
-  p->useshm = p->shmused = PETSC_FALSE;
-  if (p->shmcomm == MPI_COMM_NULL) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_split_type(p->dcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &s->shmcomm)); /* all data groups: NNReducerShmUsable() */
   PetscCall(VecGetSize(net->dtheta, &np));
-  nv = (p->sharded && !p->group) ? 2 + net->opt->nstate : 1; /* the shared parameters and optimizer state follow group 0's gradient */
+  nv = (r->sharded && !p->group) ? 2 + net->opt->nstate : 1; /* the shared parameters and optimizer state follow group 0's gradient */
   PetscCallMPI(MPI_Info_create(&info));
   PetscCallMPI(MPI_Info_set(info, "alloc_shared_noncontig", "true")); /* each segment on its owner's NUMA node */
-  PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)PetscMax(nv * np, 1) * (MPI_Aint)sizeof(PetscScalar), sizeof(PetscScalar), info, p->shmcomm, &base, &p->win));
+  PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)PetscMax(nv * np, 1) * (MPI_Aint)sizeof(PetscScalar), sizeof(PetscScalar), info, s->shmcomm, &base, &s->win));
   PetscCallMPI(MPI_Info_free(&info));
-  PetscCallMPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, p->win));
-  PetscCall(PetscMalloc1(p->D, &p->seg));
-  for (PetscMPIInt r = 0; r < (PetscMPIInt)p->D; r++) PetscCallMPI(MPI_Win_shared_query(p->win, r, &sz, &disp, &p->seg[r]));
+  PetscCallMPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->win));
+  PetscCall(PetscMalloc1(p->D, &s->seg));
+  for (PetscMPIInt r = 0; r < (PetscMPIInt)p->D; r++) PetscCallMPI(MPI_Win_shared_query(s->win, r, &sz, &disp, &s->seg[r]));
   PetscCall(VecGetArray(net->dtheta, &a));
   PetscCall(PetscArraycpy(base, a, np));
   PetscCall(VecRestoreArray(net->dtheta, &a));
   PetscCall(VecPlaceArray(net->dtheta, base));
-  p->shmtheta = p->sharded;
-  p->thetaown = PETSC_FALSE;
-  if (p->shmtheta) { /* parameters and optimizer state are the same on all groups (broadcast, or loaded): group 0's copy becomes everyone's */
+  s->shared = r->sharded;
+  s->detached = PETSC_FALSE;
+  if (s->shared) { /* parameters and optimizer state are the same on all groups (broadcast, or loaded): group 0's copy becomes everyone's */
     PetscInt64 *c;
     for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) {
       Vec v = k ? net->opt->state[k - 1] : net->theta;
       if (!p->group) {
         PetscCall(VecGetArray(v, &a));
-        PetscCall(PetscArraycpy(p->seg[0] + (k + 1) * np, a, np));
+        PetscCall(PetscArraycpy(s->seg[0] + (k + 1) * np, a, np));
         PetscCall(VecRestoreArray(v, &a));
       }
     }
-    PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)(p->group ? 0 : NN_SHM_LINE * (1 + p->D)) * (MPI_Aint)sizeof(PetscInt64), sizeof(PetscInt64), MPI_INFO_NULL, p->shmcomm, &c, &p->cwin));
-    PetscCallMPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, p->cwin));
-    PetscCallMPI(MPI_Win_shared_query(p->cwin, 0, &sz, &disp, &p->ctrl));
+    PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)(p->group ? 0 : NN_SHM_LINE * (1 + p->D)) * (MPI_Aint)sizeof(PetscInt64), sizeof(PetscInt64), MPI_INFO_NULL, s->shmcomm, &c, &s->cwin));
+    PetscCallMPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->cwin));
+    PetscCallMPI(MPI_Win_shared_query(s->cwin, 0, &sz, &disp, &s->ctrl));
     if (!p->group) {
-      p->ctrl[0] = 0;
-      for (PetscInt r = 0; r < p->D; r++) p->ctrl[NN_SHM_LINE * (1 + r)] = p->ctrl[NN_SHM_LINE * (1 + r) + 1] = 0; /* nothing final yet, no bad step */
+      s->ctrl[0] = 0;
+      for (PetscInt r = 0; r < p->D; r++) s->ctrl[NN_SHM_LINE * (1 + r)] = s->ctrl[NN_SHM_LINE * (1 + r) + 1] = 0; /* nothing final yet, no bad step */
     }
-    p->cbase  = 0;
-    p->cstep  = 1;
-    PetscCall(PetscMalloc1(NN_SHM_CHUNK, &p->gsum));
-    p->nchunk = (np + NN_SHM_CHUNK - 1) / NN_SHM_CHUNK;
-    PetscCallMPI(MPI_Win_sync(p->cwin));
-    PetscCall(NNShmBarrier(p));
-    PetscCallMPI(MPI_Win_sync(p->cwin));
-    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) PetscCall(VecPlaceArray(k ? net->opt->state[k - 1] : net->theta, p->seg[0] + (k + 1) * np));
+    s->cbase  = 0;
+    s->cstep  = 1;
+    PetscCall(PetscMalloc1(NN_SHM_CHUNK, &s->gsum));
+    s->nchunk = (np + NN_SHM_CHUNK - 1) / NN_SHM_CHUNK;
+    PetscCallMPI(MPI_Win_sync(s->cwin));
+    PetscCall(NNShmBarrier(s));
+    PetscCallMPI(MPI_Win_sync(s->cwin));
+    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) PetscCall(VecPlaceArray(k ? net->opt->state[k - 1] : net->theta, s->seg[0] + (k + 1) * np));
   }
-  p->useshm = p->shmused = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
 /* the parameter Vec gets its own array again, a copy of the shared parameters, for code that writes
    the parameters on every rank (a gradient check, a tournament) */
-PetscErrorCode NNShmDetachParameters(NN net)
+static PetscErrorCode NNReducerDetach_Shm(NNReducer r)
 {
-  NNParallel   p = net->par;
+  NN             net = r->net;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   PetscInt     np;
   PetscScalar *a;
 
   PetscFunctionBegin;
-  if (!p || !p->useshm || !p->shmtheta) PetscFunctionReturn(0);
+  if (!s->shared) PetscFunctionReturn(0);
   PetscCall(VecGetSize(net->theta, &np));
   PetscCall(VecResetArray(net->theta));
   PetscCall(VecGetArray(net->theta, &a));
-  PetscCall(PetscArraycpy(a, p->seg[0] + np, np));
+  PetscCall(PetscArraycpy(a, s->seg[0] + np, np));
   PetscCall(VecRestoreArray(net->theta, &a));
-  p->thetaown = PETSC_TRUE;
+  s->detached = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
 /* back to the shared parameters, which become group 0's (all groups' must be equal) */
-PetscErrorCode NNShmAttachParameters(NN net)
+static PetscErrorCode NNReducerAttach_Shm(NNReducer r)
 {
-  NNParallel   p = net->par;
+  NN             net = r->net;
+  NNParallel     p   = net->par;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   PetscInt     np;
   PetscScalar *a;
 
   PetscFunctionBegin;
-  if (!p || !p->useshm || !p->shmtheta || !p->thetaown) PetscFunctionReturn(0);
+  if (!s->shared || !s->detached) PetscFunctionReturn(0);
   PetscCall(VecGetSize(net->theta, &np));
-  PetscCall(NNShmBarrier(p)); /* every group has stopped reading the shared copy */
+  PetscCall(NNShmBarrier(s)); /* every group has stopped reading the shared copy */
   if (!p->group) {
     PetscCall(VecGetArray(net->theta, &a));
-    PetscCall(PetscArraycpy(p->seg[0] + np, a, np));
+    PetscCall(PetscArraycpy(s->seg[0] + np, a, np));
     PetscCall(VecRestoreArray(net->theta, &a));
   }
-  PetscCall(NNShmBarrier(p));
-  PetscCall(VecPlaceArray(net->theta, p->seg[0] + np));
-  p->thetaown = PETSC_FALSE;
+  PetscCall(NNShmBarrier(s));
+  PetscCall(VecPlaceArray(net->theta, s->seg[0] + np));
+  s->detached = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
 /* end of training: the gradient goes back to the Vec's own array and the window is freed */
-PetscErrorCode NNShmAllreduceDestroy(NN net)
+static PetscErrorCode NNReducerReset_Shm(NNReducer r)
 {
-  NNParallel   p = net->par;
+  NN             net = r->net;
+  NNParallel     p   = net->par;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   PetscInt     np;
   PetscScalar *a;
 
   PetscFunctionBegin;
-  if (!p || !p->useshm) PetscFunctionReturn(0);
-  if (p->shmtheta) {
-    if (!p->thetaown) PetscCall(NNShmDetachParameters(net));
+  if (s->win == MPI_WIN_NULL) PetscFunctionReturn(0);
+  if (s->shared) {
+    if (!s->detached) PetscCall(NNReducerDetach_Shm(r));
     for (PetscInt k = 0; k < net->opt->nstate; k++) { /* the optimizer state: every rank a private copy */
       Vec v = net->opt->state[k];
       PetscCall(VecGetSize(v, &np));
       PetscCall(VecResetArray(v));
       PetscCall(VecGetArray(v, &a));
-      PetscCall(PetscArraycpy(a, p->seg[0] + (k + 2) * np, np));
+      PetscCall(PetscArraycpy(a, s->seg[0] + (k + 2) * np, np));
       PetscCall(VecRestoreArray(v, &a));
     }
-    PetscCallMPI(MPI_Win_unlock_all(p->cwin));
-    PetscCallMPI(MPI_Win_free(&p->cwin));
-    p->ctrl = NULL;
-    PetscCall(PetscFree(p->gsum));
+    PetscCallMPI(MPI_Win_unlock_all(s->cwin));
+    PetscCallMPI(MPI_Win_free(&s->cwin));
+    s->ctrl = NULL;
+    PetscCall(PetscFree(s->gsum));
   }
-  p->useshm = PETSC_FALSE;
   PetscCall(VecGetSize(net->dtheta, &np));
   PetscCall(VecResetArray(net->dtheta));
   PetscCall(VecGetArray(net->dtheta, &a));
-  PetscCall(PetscArraycpy(a, p->seg[p->group], np));
+  PetscCall(PetscArraycpy(a, s->seg[p->group], np));
   PetscCall(VecRestoreArray(net->dtheta, &a));
-  p->shmtheta = p->thetaown = PETSC_FALSE;
-  PetscCall(PetscFree(p->seg));
-  PetscCallMPI(MPI_Win_unlock_all(p->win));
-  PetscCallMPI(MPI_Win_free(&p->win));
-  PetscCallMPI(MPI_Comm_free(&p->shmcomm));
+  s->shared = s->detached = PETSC_FALSE;
+  PetscCall(PetscFree(s->seg));
+  PetscCallMPI(MPI_Win_unlock_all(s->win));
+  PetscCallMPI(MPI_Win_free(&s->win));
+  PetscCallMPI(MPI_Comm_free(&s->shmcomm));
   PetscFunctionReturn(0);
 }
 
 /* sums entries [lo, hi) of the D gradient segments, in the order 0, 1, ..., D-1, into all of them */
-static void NNShmSum(NNParallel p, PetscInt lo, PetscInt hi)
+static void NNShmSum(NNReducer_Shm *sh, PetscInt D, PetscInt lo, PetscInt hi)
 {
-  PetscInt D = p->D;
-
   if (D == 2) {
-    PetscScalar *PETSC_RESTRICT a = p->seg[0], *PETSC_RESTRICT b = p->seg[1];
+    PetscScalar *PETSC_RESTRICT a = sh->seg[0], *PETSC_RESTRICT b = sh->seg[1];
     for (PetscInt i = lo; i < hi; i++) a[i] = b[i] = a[i] + b[i];
   } else {
     for (PetscInt i = lo; i < hi; i++) {
-      PetscScalar s = p->seg[0][i];
-      for (PetscInt r = 1; r < D; r++) s += p->seg[r][i];
-      for (PetscInt r = 0; r < D; r++) p->seg[r][i] = s;
+      PetscScalar sum = sh->seg[0][i];
+      for (PetscInt r = 1; r < D; r++) sum += sh->seg[r][i];
+      for (PetscInt r = 0; r < D; r++) sh->seg[r][i] = sum;
     }
   }
 }
 
 /* sums entries [lo, hi) of the D gradient segments, in the order 0, 1, ..., D-1, into g[0, hi - lo)
    and zeroes them there: the next backward pass accumulates into zeros without a separate pass */
-static void NNShmSumAndZero(NNParallel p, PetscInt lo, PetscInt hi, PetscScalar *PETSC_RESTRICT g)
+static void NNShmSumAndZero(NNReducer_Shm *sh, PetscInt D, PetscInt lo, PetscInt hi, PetscScalar *PETSC_RESTRICT g)
 {
-  PetscInt D = p->D;
-
   if (D == 2) {
-    PetscScalar *PETSC_RESTRICT a = p->seg[0] + lo, *PETSC_RESTRICT b = p->seg[1] + lo;
+    PetscScalar *PETSC_RESTRICT a = sh->seg[0] + lo, *PETSC_RESTRICT b = sh->seg[1] + lo;
     for (PetscInt i = 0; i < hi - lo; i++) {
       g[i] = a[i] + b[i];
       a[i] = b[i] = 0;
     }
   } else {
     for (PetscInt i = 0; i < hi - lo; i++) {
-      PetscScalar s = p->seg[0][lo + i];
-      for (PetscInt r = 1; r < D; r++) s += p->seg[r][lo + i];
-      g[i] = s;
-      for (PetscInt r = 0; r < D; r++) p->seg[r][lo + i] = 0;
+      PetscScalar sum = sh->seg[0][lo + i];
+      for (PetscInt r = 1; r < D; r++) sum += sh->seg[r][lo + i];
+      g[i] = sum;
+      for (PetscInt r = 0; r < D; r++) sh->seg[r][lo + i] = 0;
     }
   }
 }
 
 /* the published progress of group r */
-static inline PetscInt64 *NNShmProgress(NNParallel p, PetscInt r)
+static inline PetscInt64 *NNShmProgress(NNReducer_Shm *s, PetscInt g)
 {
-  return p->ctrl + NN_SHM_LINE * (1 + r);
+  return s->ctrl + NN_SHM_LINE * (1 + g);
 }
 
 /* this group's data or loss of this step are bad: training stops after the step, so the groups
    sum the gradient but take no optimizer step (the parameters stay those of the last good step).
    Published before the group's first progress of the step, so every group sees it before it
    steps any chunk. */
-PetscErrorCode NNShmMarkBadStep(NN net)
+static PetscErrorCode NNReducerMarkBad_Shm(NNReducer r)
 {
-  NNParallel p = net->par;
+  NNReducer_Shm *s = (NNReducer_Shm *)r->data;
 
   PetscFunctionBegin;
-  if (!p || !p->useshm || !p->shmtheta) PetscFunctionReturn(0);
-  __atomic_store_n(NNShmProgress(p, p->group) + 1, p->cstep, __ATOMIC_RELEASE);
+  if (!s->shared) PetscFunctionReturn(0);
+  __atomic_store_n(NNShmProgress(s, r->net->par->group) + 1, s->cstep, __ATOMIC_RELEASE);
   PetscFunctionReturn(0);
 }
 
 /* the progress value of this step with the entries [f, np) final */
-static inline PetscInt64 NNShmProgressValue(NNParallel p, PetscInt64 np, PetscInt64 f)
+static inline PetscInt64 NNShmProgressValue(NNReducer_Shm *s, PetscInt64 np, PetscInt64 f)
 {
-  return p->cstep * (np + 1) + np - f;
+  return s->cstep * (np + 1) + np - f;
 }
 
-static PetscErrorCode NNShmPublish(NN net, PetscInt64 f)
+static PetscErrorCode NNShmPublish(NNReducer r, PetscInt64 f)
 {
-  NNParallel p = net->par;
-  PetscInt   np;
+  NNReducer_Shm *s = (NNReducer_Shm *)r->data;
+  PetscInt       np;
 
   PetscFunctionBegin;
-  PetscCall(VecGetSize(net->dtheta, &np));
-  __atomic_store_n(NNShmProgress(p, p->group), NNShmProgressValue(p, np, f), __ATOMIC_RELEASE);
+  PetscCall(VecGetSize(r->net->dtheta, &np));
+  __atomic_store_n(NNShmProgress(s, r->net->par->group), NNShmProgressValue(s, np, f), __ATOMIC_RELEASE);
   PetscFunctionReturn(0);
 }
 
 /* shared parameters: after layer i's backward pass the gradient entries from the layer's first
    parameter on are final in this group's segment (the layers run backwards) */
-PetscErrorCode NNShmBackwardProgress(NN net, PetscInt i)
+static PetscErrorCode NNReducerLayerDone_Shm(NNReducer r, PetscInt i, PetscScalar *g PETSC_UNUSED)
 {
-  NNParallel p = net->par;
+  NNReducer_Shm *s = (NNReducer_Shm *)r->data;
 
   PetscFunctionBegin;
-  if (!p->useshm || !p->shmtheta) PetscFunctionReturn(0);
-  PetscCall(NNShmPublish(net, net->layers[i]->poff));
+  if (!s->shared) PetscFunctionReturn(0);
+  PetscCall(NNShmPublish(r, r->net->layers[i]->poff));
   PetscFunctionReturn(0);
 }
 
 /* shared parameters: the reduction and the optimizer step, chunk by chunk, shared with the other
    groups (see the top of this file); ends with every chunk stepped by some group */
-static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogDouble *work, PetscLogDouble *early)
+static PetscErrorCode NNShmReduceAndStep(NNReducer r, PetscLogDouble *wait, PetscLogDouble *work, PetscLogDouble *early)
 {
-  NNParallel     p = net->par;
+  NN             net = r->net;
+  NNParallel     p   = net->par;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   NNOpt          o = net->opt;
   PetscInt       np, nsteps = o->nsteps, bad = -1;
-  PetscInt64     C = p->nchunk;
+  PetscInt64     C = s->nchunk;
   PetscLogDouble t0, t1, t2, tw = 0, tk = 0, te = 0;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(VecGetSize(net->dtheta, &np));
-  PetscCall(NNShmPublish(net, 0)); /* this group's gradient is complete */
+  PetscCall(NNShmPublish(r, 0)); /* this group's gradient is complete */
   for (;;) {
-    PetscInt64 c = __atomic_fetch_add(p->ctrl, (PetscInt64)1, __ATOMIC_ACQ_REL) - p->cbase;
+    PetscInt64 c = __atomic_fetch_add(s->ctrl, (PetscInt64)1, __ATOMIC_ACQ_REL) - s->cbase;
     PetscInt   hi, lo;
     PetscBool  all = PETSC_TRUE;
     if (c >= C) break; /* every rank overshoots once: the counter moves by C + D per step */
     hi = (PetscInt)(np - c * NN_SHM_CHUNK);
     lo = PetscMax(0, hi - NN_SHM_CHUNK);
     PetscCall(PetscTime(&t1));
-    for (PetscInt r = 0; r < p->D; r++) {
+    for (PetscInt g = 0; g < p->D; g++) {
       PetscInt64 f;
-      while ((f = __atomic_load_n(NNShmProgress(p, r), __ATOMIC_ACQUIRE)) < NNShmProgressValue(p, np, lo)) sched_yield(); /* group r is still computing these entries */
-      if (f < NNShmProgressValue(p, np, 0)) all = PETSC_FALSE;
+      while ((f = __atomic_load_n(NNShmProgress(s, g), __ATOMIC_ACQUIRE)) < NNShmProgressValue(s, np, lo)) sched_yield(); /* group g is still computing these entries */
+      if (f < NNShmProgressValue(s, np, 0)) all = PETSC_FALSE;
     }
     PetscCall(PetscTime(&t2));
     tw += t2 - t1;
-    NNShmSumAndZero(p, lo, hi, p->gsum);
+    NNShmSumAndZero(s, p->D, lo, hi, s->gsum);
     if (bad < 0) { /* every group has published its progress in this step, hence its bad-step mark */
       bad = 0;
-      for (PetscInt r = 0; r < p->D; r++)
-        if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;
+      for (PetscInt g = 0; g < p->D; g++)
+        if (__atomic_load_n(NNShmProgress(s, g) + 1, __ATOMIC_ACQUIRE) == s->cstep) bad = 1;
     }
     o->nsteps = nsteps;
-    if (!bad) PetscCall(NNOptStepRange(o, lo, hi, net->theta, p->gsum));
+    if (!bad) PetscCall(NNOptStepRange(o, lo, hi, net->theta, s->gsum));
     PetscCall(PetscTime(&t1));
     tk += t1 - t2;
     if (!all) te += t1 - t2; /* done while another group was still in its backward pass */
   }
   PetscCall(PetscTime(&t1));
-  PetscCall(NNShmBarrier(p)); /* every chunk stepped and every segment zeroed */
+  PetscCall(NNShmBarrier(s)); /* every chunk stepped and every segment zeroed */
   net->dthetazero = PETSC_TRUE;
   bad = 0;
-  for (PetscInt r = 0; r < p->D; r++)
-    if (__atomic_load_n(NNShmProgress(p, r) + 1, __ATOMIC_ACQUIRE) == p->cstep) bad = 1;
+  for (PetscInt g = 0; g < p->D; g++)
+    if (__atomic_load_n(NNShmProgress(s, g) + 1, __ATOMIC_ACQUIRE) == s->cstep) bad = 1;
   o->nsteps = bad ? nsteps : nsteps + 1;
-  p->cbase += C + p->D;
-  p->cstep++;
+  s->cbase += C + p->D;
+  s->cstep++;
   PetscCall(PetscTime(&t2));
   *wait  = tw + (t2 - t1);
   *work  = (t2 - t0) - *wait;
@@ -415,32 +367,84 @@ static PetscErrorCode NNShmReduceAndStep(NN net, PetscLogDouble *wait, PetscLogD
   PetscFunctionReturn(0);
 }
 
-/* every group's gradient segment becomes the sum of all of them (with shared parameters, also the
-   optimizer step is taken); returns the seconds spent waiting for the other groups' backward passes,
-   the seconds spent summing (and stepping), and of these the seconds spent while another group
-   was still in its backward pass */
-PetscErrorCode NNShmAllreduce(NN net, PetscLogDouble *wait, PetscLogDouble *sum, PetscLogDouble *early)
+/* end of the backward pass: every group's gradient segment becomes the sum of all of them (with
+   shared parameters, also the optimizer step is taken); the time spent waiting for the other groups'
+   backward passes, summing (and stepping), and of these the time spent while another group was
+   still in its backward pass, go into the reducer's statistics */
+static PetscErrorCode NNReducerBackwardDone_Shm(NNReducer r, PetscScalar *g PETSC_UNUSED)
 {
-  NNParallel     p = net->par;
+  NN             net = r->net;
+  NNParallel     p   = net->par;
+  NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
   PetscInt       np, lo, hi;
-  PetscLogDouble t0, t1, t2;
+  PetscLogDouble t0, t1, t2, wait = 0, sum = 0, early = 0;
 
   PetscFunctionBegin;
-  if (p->shmtheta) {
-    PetscCall(NNShmReduceAndStep(net, wait, sum, early));
-    PetscFunctionReturn(0);
+  if (s->shared) PetscCall(NNShmReduceAndStep(r, &wait, &sum, &early));
+  else {
+    PetscCall(PetscTime(&t0));
+    PetscCall(VecGetSize(net->dtheta, &np));
+    NNParallelShard(np, p->group, p->D, &lo, &hi);
+    PetscCall(NNShmBarrier(s)); /* every group's gradient is written and visible */
+    PetscCall(PetscTime(&t1));
+    NNShmSum(s, p->D, lo, hi);
+    PetscCall(NNShmBarrier(s)); /* no rank zeroes its segment for the next step while another still reads it */
+    PetscCall(PetscTime(&t2));
+    wait = t1 - t0;
+    sum  = t2 - t1;
   }
-  PetscCall(PetscTime(&t0));
-  PetscCall(VecGetSize(net->dtheta, &np));
-  NNParallelShard(np, p->group, p->D, &lo, &hi);
-  PetscCall(NNShmBarrier(p)); /* every group's gradient is written and visible */
-  PetscCall(PetscTime(&t1));
-  NNShmSum(p, lo, hi);
-  PetscCall(NNShmBarrier(p)); /* no rank zeroes its segment for the next step while another still reads it */
-  PetscCall(PetscTime(&t2));
-  *wait  = t1 - t0;
-  *sum   = t2 - t1;
-  *early = 0;
+  r->t_exposed += wait + sum;
+  r->t_wait += wait;
+  r->t_early += early;
   PetscFunctionReturn(0);
 }
 
+/* with shared parameters the reduction took the step (NNShmReduceAndStep()); else the mpi type's */
+static PetscErrorCode NNReducerStep_Shm(NNReducer r)
+{
+  NNReducer_Shm *s = (NNReducer_Shm *)r->data;
+
+  PetscFunctionBegin;
+  if (!s->shared) PetscCall(NNReducerStep_MPI(r));
+  PetscFunctionReturn(0);
+}
+
+/* with shared parameters there is one optimizer state for all groups */
+static PetscErrorCode NNReducerGatherOptState_Shm(NNReducer r)
+{
+  NNReducer_Shm *s = (NNReducer_Shm *)r->data;
+
+  PetscFunctionBegin;
+  if (!s->shared) PetscCall(NNReducerGatherOptState_MPI(r));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNReducerDestroy_Shm(NNReducer r)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(r->data));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNReducerCreate_Shm(NNReducer r)
+{
+  NNReducer_Shm *s;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&s));
+  s->shmcomm             = MPI_COMM_NULL;
+  s->win                 = MPI_WIN_NULL;
+  s->cwin                = MPI_WIN_NULL;
+  r->data                = s;
+  r->ops->setup          = NNReducerSetUp_Shm;
+  r->ops->layerdone      = NNReducerLayerDone_Shm;
+  r->ops->backwarddone   = NNReducerBackwardDone_Shm;
+  r->ops->step           = NNReducerStep_Shm;
+  r->ops->gatheroptstate = NNReducerGatherOptState_Shm;
+  r->ops->markbad        = NNReducerMarkBad_Shm;
+  r->ops->detach         = NNReducerDetach_Shm;
+  r->ops->attach         = NNReducerAttach_Shm;
+  r->ops->reset          = NNReducerReset_Shm;
+  r->ops->destroy        = NNReducerDestroy_Shm;
+  PetscFunctionReturn(0);
+}
