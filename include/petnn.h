@@ -307,6 +307,7 @@ typedef struct _p_NNTrainer *NNTrainer;
 PETSC_EXTERN PetscClassId   NNTRAINER_CLASSID;
 PETSC_EXTERN PetscErrorCode NNGetTrainer(NN, NNTrainer *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetFromOptions(NNTrainer);
+PETSC_EXTERN PetscErrorCode NNTrainerGetOpt(NNTrainer, NNOpt *);
 PETSC_EXTERN PetscErrorCode NNTrainerView(NNTrainer, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNTrainerSetEpochs(NNTrainer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNTrainerGetEpochs(NNTrainer, PetscInt *);

@@ -11,6 +11,16 @@ PETSC_INTERN PetscErrorCode NNOptRegisterAllTypes(void);
 PETSC_INTERN PetscErrorCode NNDataRegisterAllTypes(void);
 PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void);
 
+/* the network's trainer, created by NNSetFromOptions() (NNTrainerConstructor in nnimpl.h) */
+static PetscErrorCode NNCreateTrainer(NN net)
+{
+  NNTrainer tr;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetTrainer(net, &tr));
+  PetscFunctionReturn(0);
+}
+
 /*@C
    PetNNFinalizePackage - frees the type registries; called from PetscFinalize()
 
@@ -53,6 +63,7 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(NNOptRegisterAllTypes());
   PetscCall(NNDataRegisterAllTypes());
   PetscCall(NNLossRegisterAllTypes());
+  NNTrainerConstructor = NNCreateTrainer;
   /* network-level events; every layer type adds its own forward/backward events */
   PetscCall(PetscLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
   PetscCall(PetscLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));

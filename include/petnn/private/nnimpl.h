@@ -70,6 +70,7 @@ struct _p_NNOpt {
 };
 
 PETSC_INTERN PetscErrorCode NNOptAddState(NNOpt, Vec, const char[]);
+PETSC_INTERN PetscErrorCode NNOptSetFromOptions_Private(NNOpt, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNOptStepRange(NNOpt, PetscInt, PetscInt, Vec, const PetscScalar[]); /* a step on a slice of the parameters */
 
 /* ---------------------------------------------------------------- data sets */
@@ -122,6 +123,10 @@ typedef struct {
   void *ctx;
 } NNBackwardCallbacks;
 
+/* creates the network's trainer (src/trainer) and reads its options: the package registers it
+   (src/sys/dlregis.c), so NNSetFromOptions() configures the trainer without src/nn calling into src/trainer */
+PETSC_INTERN PetscErrorCode (*NNTrainerConstructor)(NN);
+
 struct _p_NN {
   PETSCHEADER(int);
   /* the graph */
@@ -158,8 +163,7 @@ struct _p_NN {
     Vec tspatial; /* targets cut to a spatial output's layout */
   } spatial;
 
-  NNOpt      opt;
-  NNTrainer  trainer; /* NNGetTrainer(): schedule, monitors, checkpoint policy, restart cursor (src/trainer) */
+  NNTrainer  trainer; /* NNGetTrainer(): optimizer, schedule, monitors, checkpoint policy, restart cursor (src/trainer) */
   NNParallel par;     /* process grid (trainers x data groups x spatial ranks), src/nn/interface/grid.c */
   /* what a rank computing a shard of a data-parallel step adds to the passes (src/nn/interface/nnpass.c) */
   struct {

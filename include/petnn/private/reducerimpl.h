@@ -30,6 +30,7 @@ struct _NNReducerOps {
 struct _p_NNReducer {
   PETSCHEADER(struct _NNReducerOps);
   NN              net;       /* borrowed: the network's grid owns the reducer */
+  NNOpt           opt;       /* borrowed during training: the trainer's optimizer, stepped by sharded types */
   NNAllreduceType artype;    /* -nn_allreduce: auto picks shm when the data groups share a node */
   PetscReal       bucket_mb; /* bucket size in MB; 0: one bucket per layer with parameters */
   PetscBool       shard, shard_set; /* -nn_shard_optimizer; if not set: sharded with the shm type */
@@ -67,12 +68,12 @@ PETSC_INTERN PetscErrorCode NNReducerStep_MPI(NNReducer);
 PETSC_INTERN PetscErrorCode NNReducerGatherOptState_MPI(NNReducer);
 
 /* data-parallel training steps (src/reducer/interface/dataparallel.c), called by the trainer */
-PETSC_INTERN PetscErrorCode NNParallelTrainBegin(NN);
+PETSC_INTERN PetscErrorCode NNParallelTrainBegin(NN, NNOpt);
 PETSC_INTERN PetscErrorCode NNParallelTrainEnd(NN);
 PETSC_INTERN PetscErrorCode NNParallelStepBegin(NN, PetscInt);
 PETSC_INTERN PetscErrorCode NNParallelStepEmpty(NN);
 PETSC_INTERN PetscErrorCode NNParallelStepEnd(NN);
-PETSC_INTERN PetscErrorCode NNParallelOptStep(NN);
+PETSC_INTERN PetscErrorCode NNParallelOptStep(NN, NNOpt);
 PETSC_INTERN PetscErrorCode NNParallelGatherOptState(NN);
 PETSC_INTERN PetscErrorCode NNParallelMarkBadStep(NN);       /* this group's data or loss are bad: no optimizer step */
 PETSC_INTERN PetscErrorCode NNParallelDetachParameters(NN);  /* a private parameter array for a while (tournament, gradient check) */

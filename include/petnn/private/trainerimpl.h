@@ -1,7 +1,7 @@
 /*
    The trainer (NNTrainer, src/trainer): how a network is trained with its optimizer on minibatches.
-   It holds the schedule (epochs, shuffling, the gradient check), the monitors, the checkpoint
-   policy and the restart cursor; the network holds the graph, the storage, the generator and the
+   It holds the optimizer, the schedule (epochs, shuffling, the gradient check), the monitors, the
+   checkpoint policy and the restart cursor; the network holds the graph, the storage, the generator and the
    process grid, and owns its trainer (NNGetTrainer()).
 */
 #pragma once
@@ -29,6 +29,8 @@ typedef struct {
 struct _p_NNTrainer {
   PETSCHEADER(int);
   NN        net; /* borrowed: the network owns its trainer */
+  NNOpt     opt;     /* set up on the network's parameters whenever they are initialized anew */
+  PetscInt  optinit; /* the network's initialization the optimizer was set up for (0: none) */
   PetscInt  epochs;
   PetscBool monitor, shuffle;
   PetscBool gradcheck;

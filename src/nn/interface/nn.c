@@ -2,6 +2,8 @@
 #include <petnn/private/gridimpl.h>
 #include <ctype.h>
 
+PetscErrorCode (*NNTrainerConstructor)(NN) = NULL;
+
 /*@C
    NNCreate - creates an empty network
 
@@ -33,7 +35,6 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
   NNRandomSeed(&nn->rng, (uint64_t)nn->init.seed);
   PetscCall(PetscObjectChangeTypeName((PetscObject)nn, "sequential"));
-  PetscCall(NNOptCreate(comm, &nn->opt));
   *net = nn;
   PetscFunctionReturn(0);
 }
@@ -63,7 +64,6 @@ PetscErrorCode NNSetOptionsPrefix(NN net, const char prefix[])
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net, prefix));
-  PetscCall(NNOptSetOptionsPrefix(net->opt, prefix));
   if (net->trainer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->trainer, prefix));
   if (net->par && net->par->reducer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->par->reducer, prefix));
   for (PetscInt i = 0; i < net->nlayers; i++) {
@@ -301,19 +301,6 @@ PetscErrorCode NNSetSeed(NN net, PetscInt64 seed)
 }
 
 /*@
-   NNGetOpt - gets the network's optimizer
-
-   Level: beginner
-@*/
-PetscErrorCode NNGetOpt(NN net, NNOpt *opt)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  *opt = net->opt;
-  PetscFunctionReturn(0);
-}
-
-/*@
    NNSetFromOptions - builds and configures the network from the options database
 
    Collective
@@ -368,7 +355,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscOptionsEnd();
   net->setfromoptionscalled = PETSC_TRUE;
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetFromOptions(net->layers[i]));
-  PetscCall(NNOptSetFromOptions(net->opt));
+  if (NNTrainerConstructor) PetscCall((*NNTrainerConstructor)(net)); /* the trainer and its optimizer read -nn_epochs, -opt_type, ... (NNGetTrainer()) */
   net->setupcalled = PETSC_FALSE;
   net->init.reinit      = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -511,14 +498,13 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
     PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
   }
-  PetscCall(NNOptView(net->opt, viewer));
-  if (net->trainer) PetscCall(PetscObjectView((PetscObject)net->trainer, viewer)); /* NNTrainerView() */
+  if (net->trainer) PetscCall(PetscObjectView((PetscObject)net->trainer, viewer)); /* NNTrainerView(): the optimizer, schedule, checkpoints */
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(0);
 }
 
 /*@
-   NNDestroy - destroys a network and its layers and optimizer
+   NNDestroy - destroys a network, its layers and its trainer (with the optimizer)
 
    Collective
 
@@ -542,7 +528,6 @@ PetscErrorCode NNDestroy(NN *net)
   PetscCall(VecDestroy(&(*net)->buf));
   PetscCall(VecDestroy(&(*net)->spatial.tspatial));
   PetscCall(DMDestroy(&(*net)->spatial.indm));
-  PetscCall(NNOptDestroy(&(*net)->opt));
   PetscCall(PetscObjectDestroy((PetscObject *)&(*net)->trainer));
   PetscCall(NNParallelDestroy(&(*net)->par));
   PetscCall(PetscHeaderDestroy(net));

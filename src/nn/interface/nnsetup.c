@@ -196,10 +196,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
     PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
   }
-  if (net->init.reinit) { /* fresh optimizer state; the trainer's restart cursor starts over with the new count */
-    PetscCall(NNOptSetUp(net->opt, net->theta));
-    net->init.count++;
-  }
+  if (net->init.reinit) net->init.count++; /* the trainer's optimizer state and restart cursor start over (NNGetTrainerCursor()) */
   net->init.reinit      = PETSC_FALSE;
   net->setupcalled = PETSC_TRUE;
   PetscFunctionReturn(0);

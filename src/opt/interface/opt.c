@@ -137,12 +137,22 @@ PetscErrorCode NNOptSetOptionsPrefix(NNOpt o, const char prefix[])
 @*/
 PetscErrorCode NNOptSetFromOptions(NNOpt o)
 {
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(o, NNOPT_CLASSID, 1);
+  PetscObjectOptionsBegin((PetscObject)o);
+  PetscCall(NNOptSetFromOptions_Private(o, PetscOptionsObject));
+  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
+/* the optimizer's options read inside an open options block (its own, or its trainer's, as
+   TSAdaptSetFromOptions() reads inside TSSetFromOptions()'s block) */
+PetscErrorCode NNOptSetFromOptions_Private(NNOpt o, PetscOptionItems *PetscOptionsObject)
+{
   char      type[64], sched[16];
   PetscBool flg;
 
   PetscFunctionBegin;
-  PetscValidHeaderSpecific(o, NNOPT_CLASSID, 1);
-  PetscObjectOptionsBegin((PetscObject)o);
   PetscCall(PetscOptionsFList("-opt_type", "Optimizer", "NNOptSetType", NNOptList, ((PetscObject)o)->type_name, type, sizeof(type), &flg));
   if (flg) PetscCall(NNOptSetType(o, type));
   PetscCall(PetscOptionsReal("-opt_learning_rate", "Initial learning rate", "NNOptSetLearningRate", o->lr0, &o->lr0, &flg));
@@ -159,7 +169,6 @@ PetscErrorCode NNOptSetFromOptions(NNOpt o)
   PetscCall(PetscOptionsReal("-opt_min_learning_rate", "Cosine schedule: final learning rate", "NNOptSetSchedule", o->lr_min, &o->lr_min, NULL));
   PetscTryTypeMethod(o, setfromoptions, PetscOptionsObject);
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)o, PetscOptionsObject));
-  PetscOptionsEnd();
   PetscFunctionReturn(0);
 }
 

@@ -146,7 +146,7 @@ static PetscErrorCode NNReducerTimeBlocking(NNReducer r, PetscInt np)
 /* start of NNTrain(): parameters broadcast from the trainer's first rank; with data groups the
    reducer's type (-nn_allreduce), the layers' random draws, the buckets, the type's set-up (a
    shared-memory window) and the cost of a blocking all-reduce */
-PetscErrorCode NNParallelTrainBegin(NN net)
+PetscErrorCode NNParallelTrainBegin(NN net, NNOpt opt)
 {
   NNParallel   p = NULL;
   NNReducer    r = NULL;
@@ -173,6 +173,7 @@ PetscErrorCode NNParallelTrainBegin(NN net)
   r->nreduce   = 0;
   r->nbuckets  = 0;
   r->sharded   = PETSC_FALSE;
+  r->opt       = opt;
   if (p->D == 1) PetscFunctionReturn(0); /* one group: nothing to reduce, every draw is the group's own */
 
   PetscCall(NNReducerShmUsable(r, &shm));
@@ -197,16 +198,17 @@ PetscErrorCode NNParallelTrainEnd(NN net)
   PetscTryTypeMethod(r, reset);
   PetscCall(NNParallelGatherOptState(net)); /* the whole optimizer state on every rank again */
   r->sharded = PETSC_FALSE;
+  r->opt     = NULL;
   PetscFunctionReturn(0);
 }
 
 /* the optimizer step: on the whole parameter Vec, or (sharded) as the reducer's type takes it */
-PetscErrorCode NNParallelOptStep(NN net)
+PetscErrorCode NNParallelOptStep(NN net, NNOpt opt)
 {
   NNReducer r = net->par ? net->par->reducer : NULL;
 
   PetscFunctionBegin;
-  if (!r || !r->sharded) PetscCall(NNOptStep(net->opt, net->theta, net->dtheta));
+  if (!r || !r->sharded) PetscCall(NNOptStep(opt, net->theta, net->dtheta));
   else PetscTryTypeMethod(r, step);
   PetscFunctionReturn(0);
 }

@@ -124,7 +124,7 @@ static PetscErrorCode NNCheckpointInfo(NN net, const char what[], const char fil
 static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[])
 {
   NNCheckpointCtx c;
-  NNOpt           opt = net->opt;
+  NNOpt           opt = net->trainer->opt;
   int64_t         v;
   char            prefix[128];
 
@@ -166,9 +166,9 @@ static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[])
   PetscCall(NNAtomicCreate(file, "checkpoint", &a));
   PetscCall(VecGetArrayRead(net->theta, &theta));
   PetscCall(VecGetArrayRead(net->buf, &buf));
-  for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(VecGetArrayRead(net->opt->state[i], &state[i]));
+  for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecGetArrayRead(net->trainer->opt->state[i], &state[i]));
   ierr = NNCheckpointWriteContents(net, a.fid, file, theta, buf, state);
-  for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(VecRestoreArrayRead(net->opt->state[i], &state[i]));
+  for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecRestoreArrayRead(net->trainer->opt->state[i], &state[i]));
   PetscCall(VecRestoreArrayRead(net->buf, &buf));
   PetscCall(VecRestoreArrayRead(net->theta, &theta));
   if (!ierr) ierr = NNAtomicCommit(&a, file, "checkpoint");
@@ -223,6 +223,7 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidCharPointer(file, 2);
   PetscCall(NNSetUp(net));
+  PetscCall(NNGetTrainerCursor(net, NULL, NULL)); /* the trainer's optimizer, set up on the parameters */
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
   if (net->par) PetscCallMPI(MPI_Comm_rank(net->par->tcomm, &rank)); /* the parameters are the same on every rank of a trainer */
   else PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -253,7 +254,7 @@ typedef struct {
 static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckpointLoadData *ld)
 {
   NNCheckpointCtx c;
-  NNOpt           opt = net->opt;
+  NNOpt           opt = net->trainer->opt;
   char            format[64], otype[64], name[PETSC_MAX_PATH_LEN];
   PetscBool       found, has;
   PetscInt        np, nb;
@@ -383,6 +384,7 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidCharPointer(file, 2);
   PetscCall(NNSetUp(net));
+  PetscCall(NNGetTrainerCursor(net, NULL, NULL)); /* the trainer's optimizer, set up on the parameters */
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
   tcomm = net->par ? net->par->tcomm : comm; /* each trainer reads its own file */
   PetscCallMPI(MPI_Comm_rank(tcomm, &rank));
@@ -416,11 +418,11 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
   PetscCall(NNBcastIntoVec(tcomm, rank, ld.theta, net->theta));
   PetscCall(NNBcastIntoVec(tcomm, rank, ld.buf, net->buf));
   if (ld.hasopt) {
-    for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(NNBcastIntoVec(tcomm, rank, ld.state ? ld.state + i * np : NULL, net->opt->state[i]));
-    net->opt->nsteps = (PetscInt)ld.nsteps;
+    for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(NNBcastIntoVec(tcomm, rank, ld.state ? ld.state + i * np : NULL, net->trainer->opt->state[i]));
+    net->trainer->opt->nsteps = (PetscInt)ld.nsteps;
   } else {
-    for (PetscInt i = 0; i < net->opt->nstate; i++) PetscCall(VecZeroEntries(net->opt->state[i]));
-    net->opt->nsteps = 0;
+    for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecZeroEntries(net->trainer->opt->state[i]));
+    net->trainer->opt->nsteps = 0;
   }
   PetscCall(NNCheckpointApplyCursor(net, &ld.cursor));
   PetscCall(PetscFree(ld.theta));

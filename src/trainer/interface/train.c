@@ -204,7 +204,7 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
   PetscCall(NNParallelBalanceBegin(net, cap));
   PetscCall(NNSetTraining(net, PETSC_TRUE));
   if (p->K > 1 && p->trainer > 0 && c.cur->step == 0 && c.cur->epoch == 0 && c.cur->batch == 0) NNRandomSeed(&net->rng, (uint64_t)net->init.seed + 0x9e3779b97f4a7c15ULL * (uint64_t)p->trainer); /* the trainer's own stream */
-  ierr = NNParallelTrainBegin(net);
+  ierr = NNParallelTrainBegin(net, c.tr->opt);
   if (!ierr) ierr = NNTrainEpochs(net, &c);
   PetscCall(NNParallelTrainEnd(net));
   PetscCall(NNSetTraining(net, PETSC_FALSE));

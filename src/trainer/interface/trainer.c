@@ -18,6 +18,7 @@ static PetscErrorCode NNTrainerDestroy(NNTrainer *tr)
     PetscFunctionReturn(0);
   }
   PetscCall(NNTrainerMonitorCancel(*tr));
+  PetscCall(NNOptDestroy(&(*tr)->opt));
   PetscCall(PetscHeaderDestroy(tr));
   PetscFunctionReturn(0);
 }
@@ -43,6 +44,8 @@ static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, PetscOptionI
   if (f1 || f2) PetscCall(NNTrainerSetCheckpointInterval(tr, steps, secs));
   PetscCall(PetscOptionsBool("-nn_gradient_check", "Check the first batch's gradient against finite differences", "NNTrainerSetGradientCheck", tr->gradcheck, &tr->gradcheck, NULL));
   PetscCall(PetscOptionsReal("-nn_gradient_check_tol", "Relative tolerance of the gradient check", "NNTrainerSetGradientCheck", tr->gradcheck_tol, &tr->gradcheck_tol, NULL));
+  PetscCall(NNOptSetOptionsPrefix(tr->opt, ((PetscObject)tr)->prefix));
+  PetscCall(NNOptSetFromOptions_Private(tr->opt, PetscOptionsObject)); /* -opt_type, -opt_learning_rate, ... */
   PetscFunctionReturn(0);
 }
 
@@ -105,6 +108,7 @@ PetscErrorCode NNTrainerView(NNTrainer tr, PetscViewer viewer)
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)tr), &viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (!iascii) PetscFunctionReturn(0);
+  PetscCall(NNOptView(tr->opt, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "trainer: %" PetscInt_FMT " epochs, %s samples, %" PetscInt_FMT " step monitor(s)%s\n", tr->epochs, tr->shuffle ? "shuffled" : "unshuffled", tr->nmonitors, tr->monitor ? ", epoch lines" : ""));
   if (tr->checkpoint[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "checkpoint %s every %" PetscInt_FMT " epoch(s), %" PetscInt_FMT " step(s) (0: off), %g s (0: off)\n", tr->checkpoint, tr->checkpoint_every, tr->checkpoint_steps, (double)tr->checkpoint_seconds));
   if (tr->cursor.step) PetscCall(PetscViewerASCIIPrintf(viewer, "done: %" PetscInt_FMT " epochs, %" PetscInt_FMT " steps, %" PetscInt_FMT " batches of the current epoch\n", tr->cursor.epoch, tr->cursor.step, tr->cursor.batch));
@@ -120,9 +124,10 @@ PetscErrorCode NNTrainerView(NNTrainer tr, PetscViewer viewer)
 .  tr - the trainer, owned by the network
 
    Notes:
-   The trainer holds the optimizer schedule (epochs, shuffling), the gradient check, the step
-   monitors, the checkpoint policy and the restart cursor; NNTrain() uses it. It takes the
-   network's options prefix.
+   The trainer holds the optimizer (NNTrainerGetOpt()), the schedule (epochs, shuffling), the
+   gradient check, the step monitors, the checkpoint policy and the restart cursor; NNTrain() uses
+   it. It takes the network's options prefix. NNSetFromOptions() creates it, so that its options
+   and the optimizer's (-opt_type, ...) are read and checked with the network's.
 
    Level: intermediate
 
@@ -144,7 +149,9 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
     t->checkpoint_every = 1;
     t->gradcheck_tol    = 1e-6;
     t->cursor.ninit     = net->init.count;
+    PetscCall(NNOptCreate(PetscObjectComm((PetscObject)net), &t->opt));
     PetscCall(PetscObjectSetOptionsPrefix((PetscObject)t, ((PetscObject)net)->prefix));
+    PetscCall(NNOptSetOptionsPrefix(t->opt, ((PetscObject)net)->prefix));
     if (net->setfromoptionscalled) PetscCall(NNTrainerSetFromOptions(t));
     PetscCall(PetscObjectAddOptionsHandler((PetscObject)net, NNTrainerOptionsHandler, NULL, t));
     net->trainer = t;
@@ -157,16 +164,77 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
 /* the trainer and its cursor, zeroed if the network initialized its parameters anew since (NNSetUp()) */
 PetscErrorCode NNGetTrainerCursor(NN net, NNTrainer *tr, NNTrainerCursor **cur)
 {
-  NNTrainer t;
+  NNTrainer t = NULL;
 
   PetscFunctionBegin;
   PetscCall(NNGetTrainer(net, &t));
-  if (t->cursor.ninit != net->init.count) {
+  if (t->cursor.ninit != net->init.count) { /* a new initialization of the parameters: fresh cursor and optimizer state */
     PetscCall(PetscMemzero(&t->cursor, sizeof(t->cursor)));
     t->cursor.ninit = net->init.count;
+    t->optinit      = 0;
+  }
+  if (net->init.count && t->optinit != net->init.count) { /* (also after a change of the optimizer's type) */
+    PetscCall(NNOptSetUp(t->opt, net->theta));
+    t->optinit = net->init.count;
   }
   if (tr) *tr = t;
   if (cur) *cur = &t->cursor;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetOpt - gets the optimizer of the network's trainer (creating the trainer on first use)
+
+   Collective the first time
+
+   Input Parameter:
+.  net - the network
+
+   Output Parameter:
+.  opt - the optimizer, owned by the trainer; set up on the network's parameters when they exist
+
+   Notes:
+   Its state starts over whenever the network initializes its parameters anew (NNSetUp() after a
+   change of the network); call NNGetOpt() again after such a change before stepping it yourself.
+
+   Level: beginner
+
+.seealso: `NNGetTrainer()`, `NNTrainerGetOpt()`, `NNOptStep()`, `NNTrain()`
+@*/
+PetscErrorCode NNGetOpt(NN net, NNOpt *opt)
+{
+  NNTrainer t = NULL;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidPointer(opt, 2);
+  PetscCall(NNGetTrainerCursor(net, &t, NULL));
+  *opt = t->opt;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNTrainerGetOpt - gets the trainer's optimizer
+
+   Not Collective
+
+   Input Parameter:
+.  tr - the trainer
+
+   Output Parameter:
+.  opt - the optimizer (configured with -opt_type, -opt_learning_rate, ...)
+
+   Level: intermediate
+
+.seealso: `NNGetOpt()`, `NNGetTrainer()`
+@*/
+PetscErrorCode NNTrainerGetOpt(NNTrainer tr, NNOpt *opt)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(tr, NNTRAINER_CLASSID, 1);
+  PetscValidPointer(opt, 2);
+  PetscCall(NNGetTrainerCursor(tr->net, NULL, NULL));
+  *opt = tr->opt;
   PetscFunctionReturn(0);
 }
 

@@ -124,7 +124,7 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
   PetscFunctionBegin;
   c->cur->epoch_loss += c->v[2 * p->trainer];
   c->cur->epoch_correct += (PetscInt)c->v[2 * p->trainer + 1];
-  PetscCall(NNParallelOptStep(net));
+  PetscCall(NNParallelOptStep(net, c->tr->opt));
   c->cur->step++;
   c->cur->batch = b + 1;
   PetscCall(NNTrainerMonitorStep(c->tr, c->cur->epoch, c->cur->step, c->v[2 * p->trainer] / st->n));
@@ -182,7 +182,7 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
 
     PetscCall(PetscTime(&t0));
     NNTrainEpochBegin(net, c);
-    PetscCall(NNOptSetEpoch(net->opt, c->cur->epoch, c->tr->epochs));
+    PetscCall(NNOptSetEpoch(c->tr->opt, c->cur->epoch, c->tr->epochs));
     for (PetscInt b = c->cur->batch; b < c->nbatches; b++) {
       NNTrainStep st = {0, 0, -1, 0, 0, 0};
 

@@ -52,7 +52,7 @@ static PetscErrorCode NNLineRate(NN net, PetscInt N, PetscLogDouble dt, NNLine *
   PetscReal lr;
 
   PetscFunctionBegin;
-  PetscCall(NNOptGetLearningRate(net->opt, &lr));
+  PetscCall(NNOptGetLearningRate(net->trainer->opt, &lr));
   PetscCall(NNLineAppend(l, "  lr %.3g  time %.2f s  %.1f samples/s\n", (double)lr, dt, N / dt));
   PetscFunctionReturn(0);
 }

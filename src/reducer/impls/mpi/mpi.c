@@ -68,7 +68,7 @@ PetscErrorCode NNReducerStep_MPI(NNReducer r)
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
-  PetscCall(NNOptStepRange(net->opt, r->slo, r->shi, net->theta, r->gslice));
+  PetscCall(NNOptStepRange(r->opt, r->slo, r->shi, net->theta, r->gslice));
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   PetscCall(VecGetArray(net->theta, &t));
@@ -88,10 +88,10 @@ PetscErrorCode NNReducerGatherOptState_MPI(NNReducer r)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(NN_Allgather, net, 0, 0, 0));
-  for (PetscInt i = 0; i < net->opt->nstate; i++) {
-    PetscCall(VecGetArray(net->opt->state[i], &a));
+  for (PetscInt i = 0; i < r->opt->nstate; i++) {
+    PetscCall(VecGetArray(r->opt->state[i], &a));
     PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, r->pcount, r->pdispl, MPIU_SCALAR, net->par->dcomm));
-    PetscCall(VecRestoreArray(net->opt->state[i], &a));
+    PetscCall(VecRestoreArray(r->opt->state[i], &a));
   }
   PetscCall(PetscLogEventEnd(NN_Allgather, net, 0, 0, 0));
   PetscFunctionReturn(0);

@@ -98,7 +98,7 @@ static PetscErrorCode NNReducerSetUp_Shm(NNReducer r)
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_split_type(p->dcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &s->shmcomm)); /* all data groups: NNReducerShmUsable() */
   PetscCall(VecGetSize(net->dtheta, &np));
-  nv = (r->sharded && !p->group) ? 2 + net->opt->nstate : 1; /* the shared parameters and optimizer state follow group 0's gradient */
+  nv = (r->sharded && !p->group) ? 2 + r->opt->nstate : 1; /* the shared parameters and optimizer state follow group 0's gradient */
   PetscCallMPI(MPI_Info_create(&info));
   PetscCallMPI(MPI_Info_set(info, "alloc_shared_noncontig", "true")); /* each segment on its owner's NUMA node */
   PetscCallMPI(MPI_Win_allocate_shared((MPI_Aint)PetscMax(nv * np, 1) * (MPI_Aint)sizeof(PetscScalar), sizeof(PetscScalar), info, s->shmcomm, &base, &s->win));
@@ -114,8 +114,8 @@ static PetscErrorCode NNReducerSetUp_Shm(NNReducer r)
   s->detached = PETSC_FALSE;
   if (s->shared) { /* parameters and optimizer state are the same on all groups (broadcast, or loaded): group 0's copy becomes everyone's */
     PetscInt64 *c;
-    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) {
-      Vec v = k ? net->opt->state[k - 1] : net->theta;
+    for (PetscInt k = 0; k < 1 + r->opt->nstate; k++) {
+      Vec v = k ? r->opt->state[k - 1] : net->theta;
       if (!p->group) {
         PetscCall(VecGetArray(v, &a));
         PetscCall(PetscArraycpy(s->seg[0] + (k + 1) * np, a, np));
@@ -136,7 +136,7 @@ static PetscErrorCode NNReducerSetUp_Shm(NNReducer r)
     PetscCallMPI(MPI_Win_sync(s->cwin));
     PetscCall(NNShmBarrier(s));
     PetscCallMPI(MPI_Win_sync(s->cwin));
-    for (PetscInt k = 0; k < 1 + net->opt->nstate; k++) PetscCall(VecPlaceArray(k ? net->opt->state[k - 1] : net->theta, s->seg[0] + (k + 1) * np));
+    for (PetscInt k = 0; k < 1 + r->opt->nstate; k++) PetscCall(VecPlaceArray(k ? r->opt->state[k - 1] : net->theta, s->seg[0] + (k + 1) * np));
   }
   PetscFunctionReturn(0);
 }
@@ -198,8 +198,8 @@ static PetscErrorCode NNReducerReset_Shm(NNReducer r)
   if (s->win == MPI_WIN_NULL) PetscFunctionReturn(0);
   if (s->shared) {
     if (!s->detached) PetscCall(NNReducerDetach_Shm(r));
-    for (PetscInt k = 0; k < net->opt->nstate; k++) { /* the optimizer state: every rank a private copy */
-      Vec v = net->opt->state[k];
+    for (PetscInt k = 0; k < r->opt->nstate; k++) { /* the optimizer state: every rank a private copy */
+      Vec v = r->opt->state[k];
       PetscCall(VecGetSize(v, &np));
       PetscCall(VecResetArray(v));
       PetscCall(VecGetArray(v, &a));
@@ -315,7 +315,7 @@ static PetscErrorCode NNShmReduceAndStep(NNReducer r, PetscLogDouble *wait, Pets
   NN             net = r->net;
   NNParallel     p   = net->par;
   NNReducer_Shm *s   = (NNReducer_Shm *)r->data;
-  NNOpt          o = net->opt;
+  NNOpt          o = r->opt;
   PetscInt       np, nsteps = o->nsteps, bad = -1;
   PetscInt64     C = s->nchunk;
   PetscLogDouble t0, t1, t2, tw = 0, tk = 0, te = 0;
