@@ -166,7 +166,7 @@ static PetscErrorCode DataSets(void)
   }
   { /* PETSc binary: an AIJ Mat with a negative row length; a dense Mat whose size overflows 64 bits */
     int           aij[8] = {1211216, 2, 4, 2, -1, 3, 0, 1}, dense[4] = {1211216, 0x7fffffff, 0x7fffffff, -1}; /* AIJ: header, row lengths, columns */
-    unsigned char b[64]  = {0};
+    unsigned char b[80]  = {0};
     for (int i = 0; i < 8; i++)
       for (int j = 0; j < 4; j++) b[4 * i + j] = (unsigned char)(((unsigned)aij[i]) >> (24 - 8 * j));
     b[48] = 0x00, b[49] = 0x12, b[50] = 0x7b, b[51] = 0x4e, b[55] = 2; /* two zero values, then the targets: a Vec of 2 zeros */

@@ -41,6 +41,7 @@ printf '%8s %12s %12s  %s\n' errors definitely indirectly program >"$logs/summar
 for l in "$logs"/*.log; do
   [ "$(basename "$l")" = ctest.log ] && continue
   e=$(sed -n 's/.*ERROR SUMMARY: \([0-9,]*\) errors.*/\1/p' "$l" | tail -1)
+  [ -z "$e" ] && continue # the child Open MPI forks to start its daemon (it execs, unchecked)
   d=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$l" | tail -1)
   i=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes.*/\1/p' "$l" | tail -1)
   c=$(sed -n 's/^==[0-9]*== Command: //p' "$l" | head -1 | cut -c1-120)
