@@ -71,22 +71,33 @@ static PetscErrorCode NNLayerResidualAddLayer_Residual(NNLayer l, NNLayerType ty
   PetscFunctionReturn(0);
 }
 
+/* a child named in -layers, unless the block has it already */
+static PetscErrorCode NNResidualAddNamed(NNLayer l, const char name[])
+{
+  PetscBool exists = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(name, ((PetscObject)l->children[c])->name, &exists));
+  if (!exists) PetscCall(NNLayerResidualAddLayer_Residual(l, NULL, name, NULL));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerSetFromOptions_Residual(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   char     *names[64];
   PetscInt  nnames = 64;
-  PetscBool flg, exists;
+  PetscBool flg;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Residual layer options");
   PetscCall(PetscOptionsStringArray("-layers", "Comma-separated names of the inner layers, each configured by -<name>_type ...", "NNLayerResidualAddLayer", names, &nnames, &flg));
   if (flg) {
+    PetscErrorCode ierr = 0; /* after an error the remaining names are still freed */
     for (PetscInt i = 0; i < nnames; i++) {
-      exists = PETSC_FALSE;
-      for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(names[i], ((PetscObject)l->children[c])->name, &exists));
-      if (!exists) PetscCall(NNLayerResidualAddLayer_Residual(l, NULL, names[i], NULL));
+      if (!ierr) ierr = NNResidualAddNamed(l, names[i]);
       PetscCall(PetscFree(names[i]));
     }
+    PetscCall(ierr);
   }
   PetscOptionsHeadEnd();
   for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerSetFromOptions(l->children[c]));

@@ -151,24 +151,35 @@ static PetscErrorCode NNLayerODEAddLayer_ODE(NNLayer l, NNLayerType type, const 
 
 /* ---------------------------------------------------------------- options */
 
+/* a child named in -layers, unless the block has it already */
+static PetscErrorCode NNODEAddNamed(NNLayer l, const char name[])
+{
+  PetscBool exists = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(name, ((PetscObject)l->children[c])->name, &exists));
+  if (!exists) PetscCall(NNLayerODEAddLayer_ODE(l, NULL, name, NULL));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
   char        *names[64];
   PetscInt     nnames = 64, N, Nts, nt = 64;
   PetscReal    T, Tts, t[64];
-  PetscBool    flg, flgts, exists;
+  PetscBool    flg, flgts;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Neural ODE block options");
   PetscCall(PetscOptionsStringArray("-layers", "Comma-separated names of the layers of the vector field f, each configured by -<name>_type ...", "NNLayerODEAddLayer", names, &nnames, &flg));
   if (flg) {
+    PetscErrorCode ierr = 0; /* after an error the remaining names are still freed */
     for (PetscInt i = 0; i < nnames; i++) {
-      exists = PETSC_FALSE;
-      for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(names[i], ((PetscObject)l->children[c])->name, &exists));
-      if (!exists) PetscCall(NNLayerODEAddLayer_ODE(l, NULL, names[i], NULL));
+      if (!ierr) ierr = NNODEAddNamed(l, names[i]);
       PetscCall(PetscFree(names[i]));
     }
+    PetscCall(ierr);
   }
   /* the TS's own options that fix the time grid are aliases (the TS itself is made at set up, for the activation layout) */
   PetscCall(PetscOptionsGetReal(((PetscObject)l)->options, ((PetscObject)l)->prefix, "-ts_max_time", &Tts, &flgts));
