@@ -4,8 +4,16 @@
 #   make demo           build, then train the Fashion-MNIST MLP demo
 #   make install        build, then install into $(PREFIX) (default /usr/local)
 #   make update-outputs regenerate expected test outputs (TESTS=<ctest regex> to restrict)
-#   make clean          remove build/
-# Variables: BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS
+#   make sanitize       build everything with -fsanitize=address,undefined in build-sanitize/ and run
+#                       the suite there (suppressions and options: config/sanitize/; SAN_TESTS=<regex>,
+#                       SAN_MAX_RANKS=2: only the tests on 1 and 2 ranks, as CI does)
+#   make valgrind       memcheck on the serial tests of build/ (config/valgrind/run.sh; VG_TESTS=<regex>)
+#   make fuzz           build the libFuzzer targets with clang in build-fuzz/ and run each for
+#                       FUZZ_SECONDS (default 10) from its seed corpus (tests/fuzz/README.md)
+#   make fuzz-build     only build them
+#   make clean          remove build/, build-sanitize/, build-fuzz/
+# Variables: BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS,
+#            SAN_DIR, SAN_TESTS, SAN_MAX_RANKS, SAN_CTEST_ARGS, VG_TESTS, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS
 
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
@@ -18,7 +26,17 @@ TESTS      ?= .
 CMAKE      ?= cmake
 CTEST      ?= ctest
 
-.PHONY: all deps configure build check demo install update-outputs clean
+SAN_DIR        ?= build-sanitize
+SAN_FLAGS      ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_TESTS      ?= .
+SAN_MAX_RANKS  ?=
+SAN_CTEST_ARGS ?=
+VG_TESTS       ?= .
+FUZZ_DIR       ?= build-fuzz
+FUZZ_SECONDS   ?= 10
+FUZZ_TARGETS   ?= idx binary hdf5 checkpoint options
+
+.PHONY: all deps configure build check demo install update-outputs clean sanitize valgrind fuzz fuzz-build
 
 all: build
 
@@ -43,5 +61,23 @@ install: build
 update-outputs: build
 	PETNN_TEST_UPDATE=1 $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -R '$(TESTS)' $(CTEST_ARGS)
 
+# the library, examples and tests with AddressSanitizer + UndefinedBehaviorSanitizer; the runner
+# reads config/sanitize/env.sh when PETNN_SANITIZE=1
+sanitize: deps
+	$(CMAKE) -S . -B $(SAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(SAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" $(CMAKE_ARGS)
+	$(CMAKE) --build $(SAN_DIR) -j $(JOBS)
+	CTEST="$(CTEST)" CTEST_JOBS=$(CTEST_JOBS) bash config/sanitize/run-tests.sh $(SAN_DIR) '$(SAN_MAX_RANKS)' '$(SAN_TESTS)' $(SAN_CTEST_ARGS)
+
+valgrind: build
+	bash config/valgrind/run.sh $(BUILD_DIR) '$(VG_TESTS)'
+
+fuzz-build: deps
+	CC=clang $(CMAKE) -S tests/fuzz -B $(FUZZ_DIR) $(CMAKE_ARGS)
+	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS)
+
+fuzz: fuzz-build
+	bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SAN_DIR) $(FUZZ_DIR)

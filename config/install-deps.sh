@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian (bookworm) packages PetNN needs to build, test and run its demo.
+# Installs the Debian (bookworm) packages PetNN needs to build, test and run its demo (and the
+# tools of make sanitize / fuzz / valgrind: clang with its libFuzzer runtime, valgrind).
 # Only packages that are not installed yet are installed; when nothing is missing this
 # only queries dpkg and needs neither root nor the network.
 #
@@ -13,6 +14,7 @@ packages=(
   libpetsc3.18-dev-examples
   dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy
+  clang libclang-rt-dev valgrind
 )
 
 missing=()

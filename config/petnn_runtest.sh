@@ -21,6 +21,10 @@
 #   PETNN_MPIEXEC         replace the MPI launcher (default found at configure time)
 #   PETNN_TEST_VERBOSE=1  also print stdout/stderr of passing runs
 #   DATAFILESPATH         for tests that say requires: datafilespath
+#   PETNN_TEST_WRAPPER    a command put in front of the program in serial runs (config/valgrind/run.sh
+#                         uses valgrind); runs on several ranks and command: tests are not wrapped
+#   PETNN_SANITIZE=1      the programs are built with -fsanitize=address,undefined (make sanitize):
+#                         source config/sanitize/env.sh (suppressions, options for MPI ranks)
 # Exit codes: 0 pass, 1 fail, 77 skipped (CTest SKIP_RETURN_CODE).
 
 set -u
@@ -52,6 +56,10 @@ if [ "$needs_exe" = 1 ]; then
 fi
 
 export LC_ALL=C
+if [ "${PETNN_SANITIZE:-0}" = 1 ]; then
+  # shellcheck disable=SC1091
+  source "$(dirname "${BASH_SOURCE[0]}")/sanitize/env.sh"
+fi
 # What PETSc's harness sets (example_template.py)
 export PETSC_OPTIONS="${PETSC_OPTIONS:-} -check_pointer_intensity 0 -error_output_stdout -malloc_dump"
 # Running as root (CI containers) and oversubscribing a small machine
@@ -123,7 +131,7 @@ for ((i = 0; i < T_NRUNS; i++)); do
     if [ "$n" -gt 1 ]; then
       cmd="$mpiexec -n $n \"\$exe\" -petsc_ci ${T_ARGS[$i]}"
     else
-      cmd="\"\$exe\" -petsc_ci ${T_ARGS[$i]}"
+      cmd="${PETNN_TEST_WRAPPER:+$PETNN_TEST_WRAPPER }\"\$exe\" -petsc_ci ${T_ARGS[$i]}"
     fi
   fi
   out="$hdir/run$i.out"

@@ -58,21 +58,32 @@ PetscErrorCode NNLayerContainerAddLayer(NNLayer l, const char kind[], NNLayerTyp
 }
 
 /* -<prefix>layers a,b,c inside the container's options section: creates the children not made yet */
+/* adds the child named name unless the container has it already */
+static PetscErrorCode NNLayerContainerAddNamed(NNLayer l, const char kind[], const char name[])
+{
+  PetscBool exists = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(name, ((PetscObject)l->children[c])->name, &exists));
+  if (!exists) PetscCall(NNLayerContainerAddLayer(l, kind, NULL, name, NULL));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode NNLayerContainerSetFromOptions(NNLayer l, const char kind[], const char help[], const char man[], PetscOptionItems *PetscOptionsObject)
 {
-  char     *names[64];
-  PetscInt  nnames = 64;
-  PetscBool flg, exists;
+  char          *names[64];
+  PetscInt       nnames = 64;
+  PetscBool      flg;
+  PetscErrorCode ierr = 0; /* after an error the remaining names are still freed */
 
   PetscFunctionBegin;
   PetscCall(PetscOptionsStringArray("-layers", help, man, names, &nnames, &flg));
   if (!flg) PetscFunctionReturn(0);
   for (PetscInt i = 0; i < nnames; i++) {
-    exists = PETSC_FALSE;
-    for (PetscInt c = 0; c < l->nchildren && !exists; c++) PetscCall(PetscStrcmp(names[i], ((PetscObject)l->children[c])->name, &exists));
-    if (!exists) PetscCall(NNLayerContainerAddLayer(l, kind, NULL, names[i], NULL));
+    if (!ierr) ierr = NNLayerContainerAddNamed(l, kind, names[i]);
     PetscCall(PetscFree(names[i]));
   }
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

@@ -23,6 +23,13 @@ PetscErrorCode NNShapeSet(NNShape *s, PetscInt ndim, const PetscInt dim[])
   PetscFunctionBegin;
   PetscCheck(ndim >= 1 && ndim <= NN_MAX_DIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape has %" PetscInt_FMT " dimensions; valid: 1 to %d", ndim, NN_MAX_DIM);
   for (PetscInt i = 0; i < ndim; i++) PetscCheck(dim[i] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape dimension %" PetscInt_FMT " is %" PetscInt_FMT "; sizes must be positive", i, dim[i]);
+  { /* the size of a sample is a PetscInt */
+    PetscInt64 n = 1;
+    for (PetscInt i = 0; i < ndim; i++) {
+      n *= dim[i];
+      PetscCheck(n <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape with dimensions up to %" PetscInt_FMT " = %" PetscInt_FMT " has more than %d entries, the most a PetscInt counts (a PETSc configured --with-64-bit-indices holds more)", i, dim[i], PETSC_MAX_INT);
+    }
+  }
   PetscCall(PetscMemzero(s, sizeof(*s)));
   s->ndim = ndim;
   for (PetscInt i = 0; i < ndim; i++) s->dim[i] = dim[i];

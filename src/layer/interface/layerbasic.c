@@ -147,6 +147,8 @@ PetscErrorCode NNLayerAddTensor(NNLayer l, const char name[], NNTensorKind kind,
   t->ndim = ndim;
   t->size = 1;
   for (PetscInt i = 0; i < ndim; i++) {
+    /* sizes are PetscInts: a huge shape is an error, not an overflow */
+    PetscCheck(dim[i] >= 0 && (PetscInt64)t->size * dim[i] + (kind == NN_TENSOR_PARAM ? l->nparam : l->nbuf) <= PETSC_MAX_INT, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s is too large: dimension %" PetscInt_FMT " = %" PetscInt_FMT " makes more than %d entries, the most a PetscInt counts (PETSc configured --with-64-bit-indices counts more)", name, ((PetscObject)l)->name, i, dim[i], PETSC_MAX_INT);
     t->dim[i] = dim[i];
     t->size *= dim[i];
   }

@@ -3,6 +3,28 @@
    layers of other types. */
 #include <petnn/private/nnimpl.h>
 
+/* the layers being configured, outermost first: a residual or ODE block whose -<name>_layers lists
+   the block itself or a block around it would otherwise nest without end */
+#define NN_MAX_NESTING 32
+static const char *nn_configuring[NN_MAX_NESTING];
+static int         nn_nconfiguring = 0;
+
+static PetscErrorCode NNLayerSetFromOptions_Private(NNLayer l)
+{
+  char      type[256];
+  PetscBool flg;
+
+  PetscFunctionBegin;
+  PetscObjectOptionsBegin((PetscObject)l);
+  PetscCall(PetscOptionsFList("-type", "Layer type", "NNLayerSetType", NNLayerList, ((PetscObject)l)->type_name ? ((PetscObject)l)->type_name : NNLAYERDENSE, type, sizeof(type), &flg));
+  if (flg) PetscCall(NNLayerSetType(l, type));
+  PetscCheck(((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no type: give -%stype", ((PetscObject)l)->name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+  PetscTryTypeMethod(l, setfromoptions, PetscOptionsObject);
+  PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)l, PetscOptionsObject));
+  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNLayerSetFromOptions - reads -<prefix>type and the type's options
 
@@ -15,18 +37,29 @@
 @*/
 PetscErrorCode NNLayerSetFromOptions(NNLayer l)
 {
-  char      type[256];
-  PetscBool flg;
+  const char    *name = ((PetscObject)l)->name;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscObjectOptionsBegin((PetscObject)l);
-  PetscCall(PetscOptionsFList("-type", "Layer type", "NNLayerSetType", NNLayerList, ((PetscObject)l)->type_name ? ((PetscObject)l)->type_name : NNLAYERDENSE, type, sizeof(type), &flg));
-  if (flg) PetscCall(NNLayerSetType(l, type));
-  PetscCheck(((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no type: give -%stype", ((PetscObject)l)->name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
-  PetscTryTypeMethod(l, setfromoptions, PetscOptionsObject);
-  PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)l, PetscOptionsObject));
-  PetscOptionsEnd();
+  for (int i = 0; name && i < nn_nconfiguring; i++) {
+    PetscBool same;
+    PetscCall(PetscStrcmp(name, nn_configuring[i], &same));
+    if (same) {
+      char chain[512] = "";
+      for (int j = i; j < nn_nconfiguring; j++) {
+        PetscCall(PetscStrlcat(chain, nn_configuring[j], sizeof(chain)));
+        PetscCall(PetscStrlcat(chain, " -> ", sizeof(chain)));
+      }
+      PetscCall(PetscStrlcat(chain, name, sizeof(chain)));
+      SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s contains itself (%s): the -<block>_layers list of a residual or ODE block may not name the block or a block around it", name, chain);
+    }
+  }
+  PetscCheck(nn_nconfiguring < NN_MAX_NESTING, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Layer %s is nested more than %d blocks deep", name ? name : "(unnamed)", NN_MAX_NESTING);
+  nn_configuring[nn_nconfiguring++] = name ? name : "";
+  ierr = NNLayerSetFromOptions_Private(l);
+  nn_nconfiguring--;
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

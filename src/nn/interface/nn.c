@@ -300,6 +300,18 @@ PetscErrorCode NNSetSeed(NN net, PetscInt64 seed)
   PetscFunctionReturn(0);
 }
 
+/* the i-th name of -nn_layers: a new layer, or the one already at position i under that name */
+static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name[])
+{
+  PetscBool same = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->added.layers[i])->name, name, &same));
+  PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", name, i, ((PetscObject)net->added.layers[i])->name);
+  if (!same) PetscCall(NNAddLayer(net, NULL, name, NULL));
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNSetFromOptions - builds and configures the network from the options database
 
@@ -334,13 +346,12 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
     /* layers already present under the same names (a second NNSetFromOptions()) are kept */
+    PetscErrorCode ierr = 0; /* after an error the remaining names are still freed */
     for (PetscInt i = 0; i < nnames; i++) {
-      PetscBool same = PETSC_FALSE;
-      if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->added.layers[i])->name, names[i], &same));
-      PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", names[i], i, ((PetscObject)net->added.layers[i])->name);
-      if (!same) PetscCall(NNAddLayer(net, NULL, names[i], NULL));
+      if (!ierr) ierr = NNSetFromOptions_Layer(net, i, names[i]);
       PetscCall(PetscFree(names[i]));
     }
+    PetscCall(ierr);
   }
   PetscCall(PetscOptionsIntArray("-nn_input_shape", "Shape of one input sample, e.g. 784 or 1,28,28", "NNSetInputShape", shape, &nshape, &flg));
   if (flg) PetscCall(NNSetInputShape(net, nshape, shape));

@@ -15,8 +15,9 @@
      /training/batch                   int64: minibatches done in the current epoch (mid-epoch checkpoints)
      /training/epoch_loss, /training/epoch_correct  the current epoch's partial sums (monitor output)
 
-   Files are written by rank 0 to "<file>.tmp.<pid>", flushed, closed, synced and renamed over
-   <file>, so a crash or a failure leaves the previous checkpoint intact. With several trainers
+   Files are built by rank 0 in memory (HDF5's core driver), written to "<file>.tmp.<pid>", synced
+   and renamed over <file> (src/sys/atomicfile.c), so a crash or a failure (a full disk) leaves the
+   previous checkpoint intact. With several trainers
    (tournament training) each trainer's first rank writes its own "<stem>.trainer<t>.h5".
 */
 #include <petnn/private/trainerimpl.h>

@@ -60,6 +60,8 @@ static PetscErrorCode NNBinaryScanObject(const char file[], int fd, off_t filesi
     obj->rows = head[1];
     obj->cols = head[2];
     obj->nz   = head[3];
+    /* rows * cols * 8 can exceed 64 bits: compare with what the file can hold first */
+    PetscCheck(head[3] != MATRIX_BINARY_FORMAT_DENSE || !head[1] || (size_t)head[2] <= (size_t)(filesize / (off_t)ssz) / (size_t)head[1], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "PETSc binary file %s is truncated: the dense %" PetscInt_FMT " x %" PetscInt_FMT " Mat at byte %lld needs more bytes than the file has (%lld)", file, head[1], head[2], (long long)pos, (long long)filesize);
     if (head[3] == MATRIX_BINARY_FORMAT_DENSE) need = (off_t)(4 * isz + (size_t)head[1] * head[2] * ssz);
     else {
       PetscCheck(head[3] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "PETSc binary file %s: Mat at byte %lld has an unknown storage format %" PetscInt_FMT, file, (long long)pos, head[3]);
@@ -113,30 +115,38 @@ static PetscErrorCode NNBinaryReadRows_Private(int fd, const NNBinaryObject *obj
     PetscCall(PetscBinaryRead(fd, out, n, NULL, PETSC_SCALAR));
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscMalloc1(hi, &len));
-  PetscCall(PetscBinarySeek(fd, obj->pos + 4 * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos));
-  PetscCall(PetscBinaryRead(fd, len, hi, NULL, PETSC_INT));
-  for (PetscInt i = 0; i < lo; i++) off += len[i];
-  for (PetscInt i = lo; i < hi; i++) nzl += len[i];
-  PetscCall(PetscMalloc1(nzl + 1, &col));
-  PetscCall(PetscArrayzero(out, n));
-  PetscCall(PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + off) * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos));
-  PetscCall(PetscBinaryRead(fd, col, nzl, NULL, PETSC_INT));
   {
-    PetscScalar *v;
-    PetscInt     k = 0;
-    PetscCall(PetscMalloc1(nzl + 1, &v));
-    PetscCall(PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + obj->nz) * (off_t)isz + off * (off_t)ssz, PETSC_BINARY_SEEK_SET, &pos));
-    PetscCall(PetscBinaryRead(fd, v, nzl, NULL, PETSC_SCALAR));
-    for (PetscInt i = lo; i < hi; i++)
-      for (PetscInt j = 0; j < len[i]; j++, k++) {
-        PetscCheck(col[k] >= 0 && col[k] < cols, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Column index %" PetscInt_FMT " of row %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ")", col[k], i, cols);
-        out[(i - lo) * cols + col[k]] = v[k];
+    PetscScalar   *v   = NULL;
+    PetscErrorCode ierr;
+    /* the three buffers are freed on every path: a corrupt file is an error the caller may catch */
+    ierr = PetscMalloc1(hi, &len);
+    if (!ierr) ierr = PetscBinarySeek(fd, obj->pos + 4 * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos);
+    if (!ierr) ierr = PetscBinaryRead(fd, len, hi, NULL, PETSC_INT);
+    for (PetscInt i = 0; i < hi && !ierr; i++) {
+      if (len[i] < 0 || len[i] > cols || (PetscInt64)(i < lo ? off : nzl) + len[i] > obj->nz) {
+        ierr = PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_FILE_UNEXPECTED, PETSC_ERROR_INITIAL, "AIJ Mat: row %" PetscInt_FMT " has %" PetscInt_FMT " nonzeros; valid: 0 to %" PetscInt_FMT " columns and %" PetscInt_FMT " nonzeros in all", i, len[i], cols, obj->nz);
+        break;
+      }
+      if (i < lo) off += len[i];
+      else nzl += len[i];
+    }
+    if (!ierr) ierr = PetscMalloc1(nzl + 1, &col);
+    if (!ierr) ierr = PetscMalloc1(nzl + 1, &v);
+    if (!ierr) ierr = PetscArrayzero(out, n);
+    if (!ierr) ierr = PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + off) * (off_t)isz, PETSC_BINARY_SEEK_SET, &pos);
+    if (!ierr) ierr = PetscBinaryRead(fd, col, nzl, NULL, PETSC_INT);
+    if (!ierr) ierr = PetscBinarySeek(fd, obj->pos + (4 + (off_t)obj->rows + obj->nz) * (off_t)isz + off * (off_t)ssz, PETSC_BINARY_SEEK_SET, &pos);
+    if (!ierr) ierr = PetscBinaryRead(fd, v, nzl, NULL, PETSC_SCALAR);
+    for (PetscInt i = lo, k = 0; i < hi && !ierr; i++)
+      for (PetscInt j = 0; j < len[i] && !ierr; j++, k++) {
+        if (col[k] < 0 || col[k] >= cols) ierr = PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_FILE_UNEXPECTED, PETSC_ERROR_INITIAL, "Column index %" PetscInt_FMT " of row %" PetscInt_FMT " out of range [0,%" PetscInt_FMT ")", col[k], i, cols);
+        else out[(i - lo) * cols + col[k]] = v[k];
       }
     PetscCall(PetscFree(v));
+    PetscCall(PetscFree(col));
+    PetscCall(PetscFree(len));
+    PetscCall(ierr);
   }
-  PetscCall(PetscFree(col));
-  PetscCall(PetscFree(len));
   PetscFunctionReturn(0);
 }
 

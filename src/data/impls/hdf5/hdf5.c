@@ -63,7 +63,10 @@ static PetscErrorCode NNDataSetUp_HDF5_Private(NNData d, int64_t *fid)
   PetscCheck(fnd >= 1 && fnd <= NN_MAX_DIM + 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Features dataset %s in %s has %" PetscInt_FMT " dimensions; expected [N] or [N, d1, ...] with at most %d dimensions after N", h->features, d->filename, fnd, NN_MAX_DIM);
   PetscCall(NNH5GetShape(*fid, h->targets, &tnd, td));
   PetscCheck(tnd >= 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Targets dataset %s in %s is a scalar; expected [N] or [N, k]", h->targets, d->filename);
-  for (PetscInt i = 1; i < tnd; i++) ntarget *= td[i];
+  for (PetscInt i = 1; i < tnd; i++) {
+    PetscCheck((PetscInt64)ntarget * td[i] <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Targets dataset %s in %s has more than %d values per sample", h->targets, d->filename, PETSC_MAX_INT);
+    ntarget *= td[i];
+  }
   N = fd[0];
   PetscCheck(td[0] == N, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "HDF5 data file %s: features %s have %" PetscInt_FMT " samples but targets %s have %" PetscInt_FMT, d->filename, h->features, N, h->targets, td[0]);
   PetscCheck(N > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "HDF5 data file %s: features %s have no samples", d->filename, h->features);

@@ -31,46 +31,78 @@ static PetscErrorCode OpenIDX(const char file[], PetscInt expect_ndim, gzFile *f
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s is not an IDX file of unsigned bytes with %" PetscInt_FMT " dimensions (bad magic number)", file, expect_ndim);
   }
   for (PetscInt i = 0; i < expect_ndim; i++) {
+    uint32_t dim;
     if (gzread(*f, sz, 4) != 4) {
       gzclose(*f);
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated in its header", file);
     }
-    dims[i] = ((PetscInt)sz[0] << 24) | ((PetscInt)sz[1] << 16) | ((PetscInt)sz[2] << 8) | (PetscInt)sz[3];
+    dim = ((uint32_t)sz[0] << 24) | ((uint32_t)sz[1] << 16) | ((uint32_t)sz[2] << 8) | (uint32_t)sz[3];
+    if (dim > (uint32_t)PETSC_MAX_INT) {
+      gzclose(*f);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s: dimension %" PetscInt_FMT " is %u, more than this PETSc's PetscInt holds (%d); a corrupt header?", file, i, (unsigned)dim, PETSC_MAX_INT);
+    }
+    dims[i] = (PetscInt)dim;
   }
   PetscFunctionReturn(0);
 }
 
-/* decompresses the file up to the end of row hi (rows of rowsize bytes), keeping rows [lo,hi): the
-   rows before lo are decompressed and dropped, the rows after hi are never read */
-static PetscErrorCode ReadIDXRows(const char file[], gzFile f, size_t rowsize, PetscInt lo, PetscInt hi, unsigned char **data)
+/* ReadIDXRows() without the checks: *got counts the bytes found up to the end of row hi */
+static PetscErrorCode ReadIDXRows_Private(gzFile f, size_t rowsize, PetscInt lo, PetscInt hi, unsigned char **data, size_t *got)
 {
-  size_t         total = rowsize * (size_t)(hi - lo), got = 0;
+  size_t         total = rowsize * (size_t)(hi - lo), cap = 0;
   unsigned char *skip;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(total + 1, data));
+  *got = 0;
   PetscCall(PetscMalloc1(1 << 16, &skip));
   for (size_t left = rowsize * (size_t)lo; left > 0;) {
     int r = gzread(f, skip, (unsigned)PetscMin(left, (size_t)1 << 16));
     if (r <= 0) break;
     left -= (size_t)r;
-    got += (size_t)r;
+    *got += (size_t)r;
   }
   PetscCall(PetscFree(skip));
-  if (got == rowsize * (size_t)lo) {
-    got = 0;
-    while (got < total) {
-      int r = gzread(f, *data + got, (unsigned)PetscMin(total - got, (size_t)1 << 30));
-      if (r <= 0) break;
-      got += (size_t)r;
+  if (*got != rowsize * (size_t)lo) PetscFunctionReturn(0);
+  /* the buffer grows with the data actually found, so a header promising more than the file holds
+     is reported as truncated instead of allocating what it promises */
+  *got = 0;
+  PetscCall(PetscMalloc1(PetscMin(total, (size_t)1 << 20) + 1, data));
+  cap = PetscMin(total, (size_t)1 << 20);
+  while (*got < total) {
+    int r;
+    if (*got == cap) {
+      cap = PetscMin(2 * cap, total);
+      PetscCall(PetscRealloc(cap + 1, data));
     }
-    got += rowsize * (size_t)lo;
+    r = gzread(f, *data + *got, (unsigned)PetscMin(cap - *got, (size_t)1 << 30));
+    if (r <= 0) break;
+    *got += (size_t)r;
   }
+  *got += rowsize * (size_t)lo;
+  PetscFunctionReturn(0);
+}
+
+/* decompresses the file up to the end of row hi (rows of rowsize bytes), keeping rows [lo,hi): the
+   rows before lo are decompressed and dropped, the rows after hi are never read; closes f */
+static PetscErrorCode ReadIDXRows(const char file[], gzFile f, size_t rowsize, PetscInt lo, PetscInt hi, unsigned char **data)
+{
+  size_t         got = 0;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  *data = NULL;
+  if (rowsize > ((size_t)1 << 40) / ((size_t)hi + 1)) {
+    gzclose(f);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s: %" PetscInt_FMT " samples of %zu bytes are more than a TiB; a corrupt header?", file, hi, rowsize);
+  }
+  ierr = ReadIDXRows_Private(f, rowsize, lo, hi, data, &got);
   gzclose(f);
-  if (got != rowsize * (size_t)hi) {
+  if (!ierr && got != rowsize * (size_t)hi) {
     PetscCall(PetscFree(*data));
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s is truncated: expected %zu bytes of data up to sample %" PetscInt_FMT ", found %zu", file, rowsize * (size_t)hi, hi, got);
   }
+  if (ierr) PetscCall(PetscFree(*data));
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
