@@ -179,4 +179,10 @@ int main(int argc, char **argv)
      suffix: draw
      args: -nn_monitor_draw -nox -nn_monitor
 
+   # saved as a picture without a display (this PETSc writes .ppm; .png needs libpng)
+   test:
+     suffix: draw_save
+     args: -nn_monitor_draw -draw_type image -draw_save monitors.ppm -nn_monitor
+     output_file: output/monitors_draw.out
+
 TEST*/
