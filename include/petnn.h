@@ -326,6 +326,17 @@ PETSC_EXTERN PetscErrorCode NNTrainerGetGradientCheck(NNTrainer, PetscBool *, Pe
 PETSC_EXTERN PetscErrorCode NNTrainerMonitorSet(NNTrainer, PetscErrorCode (*)(NN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **));
 PETSC_EXTERN PetscErrorCode NNTrainerMonitorCancel(NNTrainer);
 PETSC_EXTERN PetscErrorCode NNTrainerGetProgress(NNTrainer, PetscInt *, PetscInt *, PetscInt *); /* epochs, steps, batches of the current epoch done */
+/* monitors of training progress and curves (-nn_monitor_steps, -nn_monitor_csv, -nn_monitor_draw) */
+PETSC_EXTERN PetscErrorCode NNTrainerEpochMonitorSet(NNTrainer, PetscErrorCode (*)(NN, PetscInt, PetscReal, PetscReal, PetscReal, PetscReal, void *), void *, PetscErrorCode (*)(void **));
+PETSC_EXTERN PetscErrorCode NNTrainerEpochMonitorCancel(NNTrainer);
+PETSC_EXTERN PetscErrorCode NNTrainerSetMonitorSteps(NNTrainer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNTrainerGetMonitorSteps(NNTrainer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetMonitorStepsTTY(NNTrainer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNTrainerGetMonitorStepsTTY(NNTrainer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNTrainerSetMonitorCSV(NNTrainer, const char[]);
+PETSC_EXTERN PetscErrorCode NNTrainerGetMonitorCSV(NNTrainer, const char *[]);
+PETSC_EXTERN PetscErrorCode NNTrainerSetMonitorDraw(NNTrainer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNTrainerGetMonitorDraw(NNTrainer, PetscBool *);
 
 /* ---------------------------------------------------------------- the reducer (src/reducer)
    NNReducer - how the data groups of a trainer sum their gradients and take the optimizer step:

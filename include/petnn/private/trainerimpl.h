@@ -15,6 +15,26 @@ typedef struct {
   PetscErrorCode (*destroy)(void **);
 } NNTrainerMonitor;
 
+typedef struct {
+  PetscErrorCode (*fn)(NN, PetscInt, PetscReal, PetscReal, PetscReal, PetscReal, void *);
+  void *ctx;
+  PetscErrorCode (*destroy)(void **);
+} NNTrainerEpochMonitor;
+
+/* what the built-in monitors of src/trainer/interface/trainmonitors.c, trainprogress.c and
+   traincurves.c keep: the options and the open CSV file and draw window (rank 0) */
+typedef struct {
+  PetscInt    steps;                     /* -nn_monitor_steps: progress every so many optimizer steps (0: off) */
+  PetscInt    tty;                       /* -nn_monitor_steps_tty: 1 a redrawn bar, 0 plain lines, -1 isatty(stdout) decides */
+  PetscBool   bar;                       /* the bar is drawn in this run of NNTrain() */
+  char        csv[PETSC_MAX_PATH_LEN];   /* -nn_monitor_csv */
+  FILE       *fp;                        /* the open CSV file (rank 0) */
+  PetscBool   draw;                      /* -nn_monitor_draw */
+  PetscViewer viewer;                    /* its window (rank 0) */
+  PetscInt    ncurves;                   /* curves drawn: train loss, test loss, train acc, test acc where known */
+  PetscLogDouble dt;                     /* seconds of training in the epoch just done */
+} NNTrainerMonitors;
+
 /* where training stands: what a checkpoint stores (by name, src/trainer/interface/checkpointcursor.c)
    so that a restarted run continues bitwise */
 typedef struct {
@@ -41,6 +61,9 @@ struct _p_NNTrainer {
   PetscReal checkpoint_seconds;
   PetscInt         nmonitors; /* NNTrainerMonitorSet(): called after every optimizer step */
   NNTrainerMonitor monitors[NN_MAX_MONITORS];
+  PetscInt              nepochmonitors; /* NNTrainerEpochMonitorSet(): called after every epoch */
+  NNTrainerEpochMonitor epochmonitors[NN_MAX_MONITORS];
+  NNTrainerMonitors     mon;            /* the built-in progress, CSV and draw monitors */
   NNTrainerCursor  cursor;
 };
 
@@ -72,6 +95,8 @@ typedef struct {
   PetscInt        nv;
   PetscLogDouble  tck;                 /* time of the last checkpoint */
   PetscLogDouble  exposed0, block0, wait0, early0; /* communication times at the last monitor line */
+  PetscLogDouble  tepoch;              /* when the current epoch started in this run (-nn_monitor_steps) */
+  PetscInt        batch0;              /* the batch it started from in this run */
 } NNTrainLoop;
 
 typedef struct {
@@ -83,6 +108,15 @@ typedef struct {
 PETSC_INTERN PetscErrorCode NNTrainEpochs(NN, NNTrainLoop *);
 PETSC_INTERN PetscErrorCode NNTrainerMonitorStep(NNTrainer, PetscInt, PetscInt, PetscReal); /* calls every step monitor */
 PETSC_INTERN PetscErrorCode NNTrainMonitorEpoch(NN, NNTrainLoop *, PetscInt, PetscLogDouble);
+/* the built-in monitors and the epoch monitors (src/trainer/interface/trainmonitors.c, trainprogress.c, traincurves.c) */
+PETSC_INTERN PetscErrorCode NNTrainerMonitorsSetFromOptions_Private(NNTrainer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorsDestroy_Private(NNTrainer);
+PETSC_INTERN PetscBool      NNTrainerHasEpochMonitors(NNTrainer);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorEpochCall(NNTrainer, PetscInt, PetscReal, PetscReal, PetscReal, PetscReal, PetscLogDouble);
+PETSC_INTERN PetscErrorCode NNTrainMonitorProgress(NN, NNTrainLoop *, PetscInt);
+PETSC_INTERN PetscErrorCode NNEvaluateMonitorProgress(NN, PetscInt, PetscInt, PetscLogDouble);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorCurves(NN, PetscInt, PetscReal, PetscReal, PetscReal, PetscReal, void *);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorCurvesClose(NNTrainer);
 PETSC_INTERN PetscErrorCode NNTrainStop(NN, NNData, PetscInt, const char[]);
 PETSC_INTERN PetscInt       NNCountCorrect(PetscInt, PetscInt, const PetscScalar *, const PetscScalar *);
 

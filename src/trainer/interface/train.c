@@ -49,8 +49,11 @@ PetscErrorCode NNEvaluateRange(NN net, NNData data, MPI_Comm xcomm, PetscInt bas
   Vec                x, t, y;
   const PetscScalar *ya, *ta;
   NNShape            out;
+  PetscInt           every = net->trainer ? 4 * net->trainer->mon.steps : 0; /* -nn_monitor_steps: a forward pass costs about a quarter of a step */
+  PetscLogDouble     t0    = 0;
 
   PetscFunctionBegin;
+  if (every) PetscCall(PetscTime(&t0));
   PetscCall(NNParallelGet(net, &p));
   PetscCall(NNGetOutputShape(net, &out));
   k   = NNShapeSize(&out);
@@ -61,6 +64,7 @@ PetscErrorCode NNEvaluateRange(NN net, NNData data, MPI_Comm xcomm, PetscInt bas
   PetscCall(NNSetTraining(net, PETSC_FALSE));
   for (PetscInt start = 0; start < N; start += G) {
     PetscInt n = PetscMin(G, N - start), first, last, m;
+    if (every && start && (start / G) % every == 0) PetscCall(NNEvaluateMonitorProgress(net, start, N, t0));
     NNParallelShard(n, p->group, p->D, &first, &last);
     m = last - first;
     for (PetscInt i = 0; i < m; i++) idx[i] = base + start + first + i;
@@ -78,6 +82,7 @@ PetscErrorCode NNEvaluateRange(NN net, NNData data, MPI_Comm xcomm, PetscInt bas
       PetscCall(VecRestoreArrayRead(y, &ya));
     }
   }
+  if (every) PetscCall(NNEvaluateMonitorProgress(net, N, N, t0));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPIU_REAL, MPIU_SUM, p->tcomm));
   PetscCall(NNSetTraining(net, training));
   PetscCall(PetscFree(idx));

@@ -18,6 +18,7 @@ static PetscErrorCode NNTrainerDestroy(NNTrainer *tr)
     PetscFunctionReturn(0);
   }
   PetscCall(NNTrainerMonitorCancel(*tr));
+  PetscCall(NNTrainerMonitorsDestroy_Private(*tr));
   PetscCall(NNOptDestroy(&(*tr)->opt));
   PetscCall(PetscHeaderDestroy(tr));
   PetscFunctionReturn(0);
@@ -44,6 +45,7 @@ static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, PetscOptionI
   if (f1 || f2) PetscCall(NNTrainerSetCheckpointInterval(tr, steps, secs));
   PetscCall(PetscOptionsBool("-nn_gradient_check", "Check the first batch's gradient against finite differences", "NNTrainerSetGradientCheck", tr->gradcheck, &tr->gradcheck, NULL));
   PetscCall(PetscOptionsReal("-nn_gradient_check_tol", "Relative tolerance of the gradient check", "NNTrainerSetGradientCheck", tr->gradcheck_tol, &tr->gradcheck_tol, NULL));
+  PetscCall(NNTrainerMonitorsSetFromOptions_Private(tr, PetscOptionsObject));
   PetscCall(NNOptSetOptionsPrefix(tr->opt, ((PetscObject)tr)->prefix));
   PetscCall(NNOptSetFromOptions_Private(tr->opt, PetscOptionsObject)); /* -opt_type, -opt_learning_rate, ... */
   PetscFunctionReturn(0);
@@ -71,7 +73,11 @@ static PetscErrorCode NNTrainerOptionsHandler(PetscObject obj PETSC_UNUSED, Pets
 .  -nn_checkpoint_steps <n> - and every n optimizer steps (0: off)
 .  -nn_checkpoint_seconds <s> - and when s seconds have passed since the last checkpoint (0: off)
 .  -nn_gradient_check - check the gradient of the first training batch against finite differences
--  -nn_gradient_check_tol <tol> - relative tolerance of that check (default 1e-6)
+.  -nn_gradient_check_tol <tol> - relative tolerance of that check (default 1e-6)
+.  -nn_monitor_steps <k> - print the progress inside an epoch every k optimizer steps (0: off)
+.  -nn_monitor_steps_tty <bool> - that progress as a bar redrawn in place (default: when stdout is a terminal)
+.  -nn_monitor_csv <file> - write loss and accuracy per epoch to a CSV file
+-  -nn_monitor_draw - draw loss and accuracy per epoch (PetscDrawLG)
 
    Notes:
    The options carry the network's prefix. NNSetFromOptions() on the network reads them as well.
@@ -148,6 +154,7 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
     t->shuffle          = PETSC_TRUE;
     t->checkpoint_every = 1;
     t->gradcheck_tol    = 1e-6;
+    t->mon.tty          = PETSC_DECIDE;
     t->cursor.ninit     = net->init.count;
     PetscCall(NNOptCreate(PetscObjectComm((PetscObject)net), &t->opt));
     PetscCall(PetscObjectSetOptionsPrefix((PetscObject)t, ((PetscObject)net)->prefix));

@@ -128,6 +128,7 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
   c->cur->step++;
   c->cur->batch = b + 1;
   PetscCall(NNTrainerMonitorStep(c->tr, c->cur->epoch, c->cur->step, c->v[2 * p->trainer] / st->n));
+  if (c->tr->mon.steps) PetscCall(NNTrainMonitorProgress(net, c, b));
   if (p->K > 1 && c->cur->step % p->interval == 0) { /* the models are swapped on every rank: each needs its own copy */
     PetscCall(NNParallelDetachParameters(net));
     PetscCall(NNTournament(net, c->train));
@@ -181,6 +182,8 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
     PetscInt       epoch   = c->cur->epoch;
 
     PetscCall(PetscTime(&t0));
+    c->tepoch = t0;
+    c->batch0 = c->cur->batch;
     NNTrainEpochBegin(net, c);
     PetscCall(NNOptSetEpoch(c->tr->opt, c->cur->epoch, c->tr->epochs));
     for (PetscInt b = c->cur->batch; b < c->nbatches; b++) {
@@ -194,7 +197,7 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
     }
     PetscCall(PetscTime(&t1));
     PetscCall(NNTrainEpochEnd(net, c, pending));
-    if (c->tr->monitor) PetscCall(NNTrainMonitorEpoch(net, c, epoch, t1 - t0));
+    if (c->tr->monitor || NNTrainerHasEpochMonitors(c->tr)) PetscCall(NNTrainMonitorEpoch(net, c, epoch, t1 - t0));
   }
   PetscFunctionReturn(0);
 }

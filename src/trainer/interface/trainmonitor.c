@@ -33,14 +33,11 @@ static PetscErrorCode NNLineTrainLoss(NN net, NNTrainLoop *c, PetscInt epoch, NN
   PetscFunctionReturn(0);
 }
 
-/* "  test loss ..  test acc .." after evaluating the test set */
-static PetscErrorCode NNLineTestLoss(NN net, NNData test, NNLine *l)
+/* "  test loss ..  test acc .." of the test set's evaluation */
+static PetscErrorCode NNLineTestLoss(NN net, NNData test, PetscReal tloss, PetscReal tacc, NNLine *l)
 {
-  PetscReal tloss = 0, tacc = -1;
-
   PetscFunctionBegin;
   if (!test) PetscFunctionReturn(0);
-  PetscCall(NNEvaluate(net, test, &tloss, &tacc));
   if (net->lossops.classification) PetscCall(NNLineAppend(l, "  test loss %.4f  test acc %.4f", (double)tloss, (double)tacc));
   else PetscCall(NNLineAppend(l, "  test loss %.6e", (double)tloss));
   PetscFunctionReturn(0);
@@ -93,20 +90,28 @@ static PetscErrorCode NNTrainMonitorAllreduce(NN net, NNTrainLoop *c)
   PetscFunctionReturn(0);
 }
 
-/* the monitor lines of the epoch just done (0-based epoch, dt seconds of training) */
+/* the monitor lines of the epoch just done (0-based epoch, dt seconds of training), then the epoch monitors */
 PetscErrorCode NNTrainMonitorEpoch(NN net, NNTrainLoop *c, PetscInt epoch, PetscLogDouble dt)
 {
   NNParallel p    = net->par;
   MPI_Comm   comm = PetscObjectComm((PetscObject)net);
   NNLine     l    = {"", 0};
+  PetscReal  tloss = -1, tacc = -1;
 
   PetscFunctionBegin;
-  if (p->K > 1) PetscCall(NNLineAppend(&l, "[trainer %d] ", p->trainer));
-  PetscCall(NNLineTrainLoss(net, c, epoch, &l));
-  PetscCall(NNLineTestLoss(net, c->test, &l));
-  PetscCall(NNLineRate(net, c->N, dt, &l));
-  if (!p->srank && !p->group) PetscCall(PetscSynchronizedPrintf(comm, "%s", l.text)); /* one line per trainer, from its first rank, in trainer order */
-  if (p->D > 1) PetscCall(NNTrainMonitorAllreduce(net, c));
-  PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+  if (c->test) PetscCall(NNEvaluate(net, c->test, &tloss, &tacc));
+  if (c->tr->monitor) {
+    if (p->K > 1) PetscCall(NNLineAppend(&l, "[trainer %d] ", p->trainer));
+    PetscCall(NNLineTrainLoss(net, c, epoch, &l));
+    PetscCall(NNLineTestLoss(net, c->test, tloss, tacc, &l));
+    PetscCall(NNLineRate(net, c->N, dt, &l));
+    if (!p->srank && !p->group) PetscCall(PetscSynchronizedPrintf(comm, "%s", l.text)); /* one line per trainer, from its first rank, in trainer order */
+    if (p->D > 1) PetscCall(NNTrainMonitorAllreduce(net, c));
+    PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+  }
+  if (NNTrainerHasEpochMonitors(c->tr)) {
+    PetscBool cls = net->lossops.classification;
+    PetscCall(NNTrainerMonitorEpochCall(c->tr, epoch, c->cur->epoch_loss / c->N, cls ? (PetscReal)c->cur->epoch_correct / c->N : -1, tloss, cls ? tacc : -1, dt));
+  }
   PetscFunctionReturn(0);
 }
