@@ -108,6 +108,8 @@ PETSC_INTERN PetscErrorCode NNDataSetSizes_Private(NNData, PetscInt);
    all the requested rows; collective on xcomm when the data set is distributed, n may be 0 */
 PETSC_INTERN PetscErrorCode NNDataGetBatchOn(NNData, MPI_Comm, PetscInt, const PetscInt[], Vec, Vec);
 PETSC_INTERN PetscErrorCode NNDataGetOwner(NNData, PetscInt, PetscMPIInt *);
+/* fetches rows idx[0..n) (global indices) from their owners among xcomm's ranks (src/data/interface/dataexchange.c) */
+PETSC_INTERN PetscErrorCode NNDataExchange(NNData, MPI_Comm, PetscInt, const PetscInt[], PetscScalar *, PetscScalar *);
 
 /* ---------------------------------------------------------------- networks */
 typedef struct _n_NNParallel *NNParallel;
