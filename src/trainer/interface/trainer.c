@@ -156,13 +156,13 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
     t->gradcheck_tol    = 1e-6;
     t->mon.tty          = PETSC_DECIDE;
     t->cursor.ninit     = net->init.count;
+    net->trainer        = t; /* from here on NNDestroy() frees it, also when reading its options fails below */
     PetscCall(NNOptCreate(PetscObjectComm((PetscObject)net), &t->opt));
     PetscCall(PetscObjectSetOptionsPrefix((PetscObject)t, ((PetscObject)net)->prefix));
     PetscCall(NNOptSetOptionsPrefix(t->opt, ((PetscObject)net)->prefix));
-    if (net->setfromoptionscalled) PetscCall(NNTrainerSetFromOptions(t));
     PetscCall(PetscObjectAddOptionsHandler((PetscObject)net, NNTrainerOptionsHandler, NULL, t));
-    net->trainer = t;
     PetscCall(NNGetReducer(net, &r)); /* the trainer's data groups sum their gradients with it */
+    if (net->setfromoptionscalled) PetscCall(NNTrainerSetFromOptions(t));
   }
   *tr = net->trainer;
   PetscFunctionReturn(0);
