@@ -347,6 +347,21 @@ PETSC_EXTERN PetscErrorCode NNGetReducer(NN, NNReducer *);
 PETSC_EXTERN PetscErrorCode NNReducerSetType(NNReducer, const char[]);
 PETSC_EXTERN PetscErrorCode NNReducerView(NNReducer, PetscViewer);
 
+/* ---------------------------------------------------------------- spectral analysis (SLEPc; src/spectral, ts/ode/odeblock_spectrum*.c)
+   Eigen- and singular values of a trained model's operators. Without SLEPc these fail with PETSC_ERR_SUP. */
+
+/* ODE-block Jacobian spectra and explicit-RK stability checks */
+
+
+
+/* layer operator norms, Lipschitz bounds, spectral normalization */
+
+
+
+/* loss-Hessian products and eigenvalues, second-order TAO */
+
+
+
 /* ---------------------------------------------------------------- layer-parallel time stepping (MGRIT, ts/mgrit*.c)
    NNMGRIT solves u_{k+1} = Phi_k(u_k), k = 0..N-1, and its discrete adjoint with multigrid reduction in time,
    the N steps split in contiguous chunks over the ranks of its communicator. */

@@ -1,0 +1,23 @@
+/* Private declarations of PetNN's spectral analysis (src/spectral/, ts/ode/odeblock_spectrum*.c).
+
+   SLEPc is optional: with PETNN_HAVE_SLEPC the EPS/SVD solvers are available and NNSlepcInitialize()
+   starts SLEPc on first use; without it every public spectral routine fails with PETSC_ERR_SUP. */
+#pragma once
+
+#include <petnn/private/nnimpl.h>
+#if defined(PETNN_HAVE_SLEPC)
+  #include <slepceps.h>
+  #include <slepcsvd.h>
+#endif
+
+/* src/sys/slepc.c */
+PETSC_INTERN PetscErrorCode NNSlepcInitialize(void);
+
+/* ---- ODE-block Jacobian spectra and stability (ts/ode/odeblock_spectrum*.c) */
+
+
+/* ---- layer operator norms, Lipschitz bounds, spectral normalization (src/spectral/operator*.c, lipschitz.c, spectralnorm.c) */
+
+
+/* ---- loss-Hessian products and eigenvalues, second-order TAO (src/spectral/hessian*.c) */
+
