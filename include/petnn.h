@@ -349,6 +349,7 @@ PETSC_EXTERN PetscErrorCode NNReducerView(NNReducer, PetscViewer);
 
 /* ---------------------------------------------------------------- spectral analysis (SLEPc; src/spectral, ts/ode/odeblock_spectrum*.c)
    Eigen- and singular values of a trained model's operators. Without SLEPc these fail with PETSC_ERR_SUP. */
+PETSC_EXTERN PetscErrorCode NNSpectralViewFromOptions(NN, NNData, NNData);
 
 /* ODE-block Jacobian spectra and explicit-RK stability checks */
 

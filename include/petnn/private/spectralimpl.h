@@ -14,10 +14,13 @@
 PETSC_INTERN PetscErrorCode NNSlepcInitialize(void);
 
 /* ---- ODE-block Jacobian spectra and stability (ts/ode/odeblock_spectrum*.c) */
+PETSC_INTERN PetscErrorCode NNODESpectrumViewFromOptions(NN, NNData);
 
 
 /* ---- layer operator norms, Lipschitz bounds, spectral normalization (src/spectral/operator*.c, lipschitz.c, spectralnorm.c) */
+PETSC_INTERN PetscErrorCode NNOperatorNormViewFromOptions(NN);
 
 
 /* ---- loss-Hessian products and eigenvalues, second-order TAO (src/spectral/hessian*.c) */
+PETSC_INTERN PetscErrorCode NNHessianViewFromOptions(NN, NNData);
 

@@ -220,6 +220,7 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
   PetscCall(VecDestroy(&c.x));
   PetscCall(VecDestroy(&c.t));
   PetscCall(ierr);
+  PetscCall(NNSpectralViewFromOptions(net, train, test));
   PetscFunctionReturn(0);
 }
 
