@@ -9,7 +9,11 @@
 # in tests/fuzz/lsan.supp). The options target unwinds allocations slowly (fast_unwind_on_malloc=0)
 # because its suppression matches a PETSc frame, and PETSc is built without frame pointers.
 # Exit status: non-zero if any target reported a crash, leak, timeout or sanitizer error.
-# Environment: FUZZ_NICE (default 19), FUZZ_ARGS (extra libFuzzer flags, e.g. -runs=1000000).
+# Environment: FUZZ_NICE (default 19), FUZZ_ARGS (extra libFuzzer flags, e.g. -runs=1000000),
+# FUZZ_LEAKS (default 1). FUZZ_LEAKS=0 is for long campaigns: executions run without LeakSanitizer
+# (the options target then runs about 100 times faster: its leak suppressions need slow full
+# unwinding on every malloc), and afterwards every input of the resulting corpus -- one per
+# coverage feature found -- is replayed with leak checking on; a leak there fails the target.
 set -u
 build=${1:?usage: run.sh <build-fuzz> <seconds> [targets...]}
 secs=${2:?usage: run.sh <build-fuzz> <seconds> [targets...]}
@@ -32,6 +36,8 @@ for t in "${targets[@]}"; do
   [ -x "$exe" ] || { echo "fuzz: $exe not built (make fuzz-build)"; status=1; continue; }
   asan="detect_leaks=1"
   [ "$t" = options ] && asan="$asan:fast_unwind_on_malloc=0"
+  fuzzasan=$asan
+  [ "${FUZZ_LEAKS:-1}" = 0 ] && fuzzasan="detect_leaks=0"
   dict=()
   [ -f "$here/$t.dict" ] && dict=(-dict="$here/$t.dict")
   work=$build/corpus/$t
@@ -45,7 +51,7 @@ for t in "${targets[@]}"; do
     fi
   fi
   # shellcheck disable=SC2086
-  ASAN_OPTIONS=$asan nice -n "${FUZZ_NICE:-19}" "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2560 \
+  ASAN_OPTIONS=$fuzzasan nice -n "${FUZZ_NICE:-19}" "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2560 \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$art/" "${dict[@]}" ${FUZZ_ARGS:-} \
     "$work" "$here/$t/corpus" >"$build/$t.log" 2>&1
   rc=$?
@@ -53,5 +59,11 @@ for t in "${targets[@]}"; do
   eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$build/$t.log")
   echo "fuzz $t: exit $rc, ${runs:-?} executions, ${eps:-?} exec/s, corpus $(ls "$work" | wc -l) inputs, log $build/$t.log"
   [ "$rc" = 0 ] || { grep -m3 -E "ERROR|SUMMARY|Test unit written" "$build/$t.log"; status=1; }
+  if [ "${FUZZ_LEAKS:-1}" = 0 ]; then # the corpus, leak-checked
+    ASAN_OPTIONS=$asan "$exe" -runs=0 "$work" >"$build/$t.leaks.log" 2>&1
+    lrc=$?
+    echo "fuzz $t: corpus replayed with leak checking: exit $lrc, $(ls "$work" | wc -l) inputs, log $build/$t.leaks.log"
+    [ "$lrc" = 0 ] || { grep -m3 -E "ERROR|SUMMARY" "$build/$t.leaks.log"; status=1; }
+  fi
 done
 exit $status
