@@ -5,7 +5,7 @@ static char help[] = "Loss-Hessian products and eigenvalues against dense refere
                      "after a product, H v agrees with one rank, the Hessian formed column by column is\n"
                      "symmetric, and SLEPc's extreme eigenvalues agree with those of the dense Hessian (Jacobi)\n"
                      "and with one rank, all to -tol relative to the largest |eigenvalue|.\n"
-                     "  -net mlp|bn|cnn   tanh MLP, MLP with batch norm and dropout, small CNN\n"
+                     "  -net mlp|relu|bn|cnn   tanh MLP, ReLU MLP (kinks frozen), MLP with batch norm and dropout, small CNN\n"
                      "  -spatial S        ranks per spatial group (cnn)\n"
                      "  -nev k            eigenvalues compared at each end (default 4)\n"
                      "Torch mode (tests/spectral_hessian_torch.py): -hvp_data_file <h5> -load <ckpt> -hvp_v <bin>\n"
@@ -57,10 +57,11 @@ static PetscErrorCode CreateNet(MPI_Comm comm, const char *type, PetscInt spatia
 {
   NNLayer     l;
   PetscMPIInt size;
-  PetscBool   cnn, bn;
+  PetscBool   cnn, bn, relu;
 
   PetscFunctionBegin;
   PetscCall(PetscStrcmp(type, "cnn", &cnn));
+  PetscCall(PetscStrcmp(type, "relu", &relu));
   PetscCall(PetscStrcmp(type, "bn", &bn));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(NNCreate(comm, net));
@@ -81,7 +82,7 @@ static PetscErrorCode CreateNet(MPI_Comm comm, const char *type, PetscInt spatia
     PetscCall(NNSetInputShape(*net, 1, (PetscInt[]){6}));
     if (bn) PetscCall(NNAddLayer(*net, NNLAYERBATCHNORM1D, "bn", NULL));
   }
-  PetscCall(NNAddLayer(*net, NNLAYERTANH, "act", NULL));
+  PetscCall(NNAddLayer(*net, relu ? NNLAYERRELU : NNLAYERTANH, "act", NULL));
   if (bn) {
     PetscCall(NNAddLayer(*net, NNLAYERDROPOUT, "drop", &l));
     PetscCall(NNLayerDropoutSetRate(l, 0.25));
@@ -393,6 +394,14 @@ int main(int argc, char **argv)
      requires: slepc
      nsize: {{1 2 3 4}}
      args: -net mlp -nn_hessian_eps_tol 1e-12
+     output_file: output/spectral_hessian_mlp.out
+
+   # ReLU: the kink pattern at theta is frozen in both gradients of a product
+   test:
+     suffix: relu
+     requires: slepc
+     nsize: {{1 3}}
+     args: -net relu -nn_hessian_eps_tol 1e-12
      output_file: output/spectral_hessian_mlp.out
 
    # batch norm and dropout: evaluation mode (running statistics, no dropout)
