@@ -335,7 +335,7 @@ int main(int argc, char **argv)
   PetscInt    spatial = 1, nev = 4;
   PetscReal   tol = 1e-8;
   PetscMPIInt rank, size;
-  PetscBool   cnn;
+  PetscBool   cnn, trainview = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -346,6 +346,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-spatial", "Ranks per spatial group", NULL, spatial, &spatial, NULL));
   PetscCall(PetscOptionsInt("-nev", "Eigenvalues compared at each end", NULL, nev, &nev, NULL));
   PetscCall(PetscOptionsReal("-tol", "Relative tolerance", NULL, tol, &tol, NULL));
+  PetscCall(PetscOptionsBool("-train_view", "Train one epoch and print -nn_hessian_view", NULL, trainview, &trainview, NULL));
   PetscCall(PetscOptionsString("-load", "Torch mode: checkpoint", NULL, load, load, sizeof(load), NULL));
   PetscCall(PetscOptionsString("-hvp_v", "Torch mode: v (PETSc binary)", NULL, vfile, vfile, sizeof(vfile), NULL));
   PetscCall(PetscOptionsString("-hvp_out", "Torch mode: H v (PETSc binary)", NULL, out, out, sizeof(out), NULL));
@@ -372,8 +373,14 @@ int main(int argc, char **argv)
   PetscCall(CreateData(PETSC_COMM_WORLD, file, "data_", cnn, &data));
   PetscCall(NNCreateHessianData(net, data, -1, &H));
 
-  PetscCall(CheckProduct(net, H, Href, tol));
-  PetscCall(CheckEigenvalues(H, Href, nev, tol));
+  if (trainview) { /* -nn_hessian_view at the end of NNTrain() */
+    PetscCall(NNSetEpochs(net, 1));
+    PetscCall(NNSetFromOptions(net));
+    PetscCall(NNTrain(net, data, NULL));
+  } else {
+    PetscCall(CheckProduct(net, H, Href, tol));
+    PetscCall(CheckEigenvalues(H, Href, nev, tol));
+  }
 
   PetscCall(MatDestroy(&H));
   PetscCall(MatDestroy(&Href));
@@ -382,7 +389,12 @@ int main(int argc, char **argv)
   PetscCall(NNDestroy(&net));
   PetscCall(NNDestroy(&ref));
   if (!rank) PetscCall(PetscTestFile(file, 'r', &cnn));
-  if (!rank && cnn) (void)remove(file);
+  if (!rank && cnn) {
+    char info[80];
+    PetscCall(PetscSNPrintf(info, sizeof(info), "%s.info", file));
+    (void)remove(file);
+    (void)remove(info);
+  }
   PetscCall(PetscFinalize());
   return 0;
 }
@@ -433,6 +445,15 @@ int main(int argc, char **argv)
      nsize: {{2 4}}
      args: -net cnn -spatial 2 -nn_hessian_eps_tol 1e-12
      output_file: output/spectral_hessian_mlp.out
+
+   # the view at the end of NNTrain() (eigenvalues, products and time vary: only the header and warnings are compared)
+   test:
+     suffix: view
+     requires: slepc
+     nsize: {{1 2}}
+     args: -net relu -train_view -nn_hessian_view -nn_hessian_negative -nn_hessian_nev 3
+     filter: grep -E "^Loss-Hessian|WARNING|converged|largest:|most negative:" | sed -E "s/(largest|most negative):( -?[0-9.]+e[-+][0-9]+){3}$/\\1: 3 eigenvalues/"
+     output_file: output/spectral_hessian_view.out
 
    # H v against PyTorch's exact torch.autograd.functional.hvp (tests/spectral_hessian_torch.py)
    test:
