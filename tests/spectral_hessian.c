@@ -5,7 +5,8 @@ static char help[] = "Loss-Hessian products and eigenvalues against dense refere
                      "after a product, H v agrees with one rank, the Hessian formed column by column is\n"
                      "symmetric, and SLEPc's extreme eigenvalues agree with those of the dense Hessian (Jacobi)\n"
                      "and with one rank, all to -tol relative to the largest |eigenvalue|.\n"
-                     "  -net mlp|relu|bn|cnn   tanh MLP, ReLU MLP (kinks frozen), MLP with batch norm and dropout, small CNN\n"
+                     "  -net mlp|relu|bn|cnn|ode   tanh MLP, ReLU MLP (kinks frozen), MLP with batch norm and dropout,\n"
+                     "                    small CNN, dense -> ODE block (RK4, TSAdjoint) -> dense\n"
                      "  -spatial S        ranks per spatial group (cnn)\n"
                      "  -nev k            eigenvalues compared at each end (default 4)\n"
                      "Torch mode (tests/spectral_hessian_torch.py): -hvp_data_file <h5> -load <ckpt> -hvp_v <bin>\n"
@@ -57,15 +58,26 @@ static PetscErrorCode CreateNet(MPI_Comm comm, const char *type, PetscInt spatia
 {
   NNLayer     l;
   PetscMPIInt size;
-  PetscBool   cnn, bn, relu;
+  PetscBool   cnn, bn, relu, ode;
 
   PetscFunctionBegin;
   PetscCall(PetscStrcmp(type, "cnn", &cnn));
+  PetscCall(PetscStrcmp(type, "ode", &ode));
   PetscCall(PetscStrcmp(type, "relu", &relu));
   PetscCall(PetscStrcmp(type, "bn", &bn));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(NNCreate(comm, net));
   if (comm != PETSC_COMM_SELF && !cnn) PetscCall(NNSetProcessGrid(*net, 1, size / spatial));
+  if (ode) { /* dense -> ODE block (f = dense + tanh, RK4, 3 steps) -> dense, from the options */
+    PetscCall(PetscOptionsInsertString(NULL, "-nn_layers fc1,ode,fc2 -fc1_type dense -fc1_units 5 -ode_type ode -ode_layers f1,ft -f1_type dense -f1_units 5 -ft_type tanh -ode_steps 3 -ode_ts_type rk -ode_ts_rk_type 4 -fc2_type dense -fc2_units 3"));
+    PetscCall(NNSetInputShape(*net, 1, (PetscInt[]){6}));
+    PetscCall(NNSetLoss(*net, NNLOSSCROSSENTROPY));
+    PetscCall(NNSetBatchSize(*net, 10));
+    PetscCall(NNSetSeed(*net, 5));
+    PetscCall(NNSetFromOptions(*net));
+    PetscCall(NNSetUp(*net));
+    PetscFunctionReturn(0);
+  }
   if (cnn) {
     PetscCall(NNAddLayer(*net, NNLAYERTOSPATIAL, "sp", NULL));
     PetscCall(NNAddLayer(*net, NNLAYERCONV2D, "conv", &l));
@@ -444,6 +456,14 @@ int main(int argc, char **argv)
      requires: slepc
      nsize: {{2 4}}
      args: -net cnn -spatial 2 -nn_hessian_eps_tol 1e-12
+     output_file: output/spectral_hessian_mlp.out
+
+   # an ODE block: products through TSSolve/TSAdjointSolve gradients (training mode)
+   test:
+     suffix: ode
+     requires: slepc
+     nsize: {{1 2}}
+     args: -net ode -nn_hessian_eps_tol 1e-12
      output_file: output/spectral_hessian_mlp.out
 
    # the view at the end of NNTrain() (eigenvalues, products and time vary: only the header and warnings are compared)

@@ -214,6 +214,7 @@ static PetscErrorCode NNHessianFindKinks(PetscInt nl, const NNLayer layers[], NN
     PetscErrorCode (*f)(NNLayer, PetscInt, unsigned char *) = NULL;
     PetscInt       nc;
     const NNLayer *ch;
+    PetscBool      ode;
     PetscCall(PetscObjectQueryFunction((PetscObject)layers[i], "NNLayerSetKinkMask_C", &f));
     if (f) {
       if (c->kink.layer) {
@@ -222,8 +223,24 @@ static PetscErrorCode NNHessianFindKinks(PetscInt nl, const NNLayer layers[], NN
       }
       (*k)++;
     }
+    PetscCall(PetscObjectTypeCompare((PetscObject)layers[i], NNLAYERODE, &ode));
+    if (ode) continue; /* f runs many times per forward pass (stages, steps, the adjoint's recomputation): one pattern cannot serve them */
     PetscCall(NNLayerGetChildren(layers[i], &nc, &ch));
     PetscCall(NNHessianFindKinks(nc, ch, c, k));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* whether any layer (children included) is an ODE block */
+static PetscErrorCode NNHessianHasODE(PetscInt nl, const NNLayer layers[], PetscBool *has)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < nl && !*has; i++) {
+    PetscInt       nc;
+    const NNLayer *ch;
+    PetscCall(PetscObjectTypeCompare((PetscObject)layers[i], NNLAYERODE, has));
+    PetscCall(NNLayerGetChildren(layers[i], &nc, &ch));
+    if (!*has) PetscCall(NNHessianHasODE(nc, ch, has));
   }
   PetscFunctionReturn(0);
 }
@@ -272,6 +289,15 @@ static PetscErrorCode NNHessianCreateShell(NN net, MPI_Comm comm, NNHessianCtx *
   PetscCall(PetscOptionsBool("-nn_hessian_training", "Differentiate the training-mode loss (batch statistics, dropout with fixed masks)", "NNCreateHessian", c->training, &c->training, NULL));
   PetscCall(PetscOptionsBool("-nn_hessian_freeze_kinks", "Differentiate relu/leaky_relu with their pattern at the Hessian's point (as autograd)", "NNCreateHessian", freeze, &freeze, NULL));
   PetscOptionsEnd();
+  if (!c->training) { /* an ODE block keeps the trajectory its backward pass needs only in training mode */
+    PetscInt       nl;
+    const NNLayer *layers;
+    PetscBool      ode = PETSC_FALSE;
+    PetscCall(NNGetLayers(net, &nl, &layers));
+    PetscCall(NNHessianHasODE(nl, layers, &ode));
+    if (ode) PetscCall(PetscInfo(net, "The network has ODE blocks: its loss Hessian uses training mode\n"));
+    if (ode) c->training = PETSC_TRUE;
+  }
   PetscCall(NNHessianSetUpKinks(c, freeze));
   PetscCheck(c->h > 0 && c->h < 1, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_hessian_fd_step %g: valid steps are in (0, 1), e.g. %g = cbrt(machine epsilon)", (double)c->h, (double)PetscCbrtReal(PETSC_MACHINE_EPSILON));
   PetscCall(NNGetNumParameters(net, &P));
@@ -328,13 +354,15 @@ static PetscErrorCode NNHessianCreateShell(NN net, MPI_Comm comm, NNHessianCtx *
    (children included) record their pattern x > 0 in a forward pass at theta and both gradients use
    it: the product is then autograd's, the derivative of the piecewise-linear map of that pattern
    (-nn_hessian_freeze_kinks 0 turns this off; it costs one forward pass per product and a byte per
-   activation entry of every batch). Max pooling's argmax is not frozen. Differences of gradients rather than an exact
+   activation entry of every batch). Max pooling's argmax and activations inside an ODE block's f
+   (evaluated many times per pass) are not frozen. Differences of gradients rather than an exact
    directional derivative: every layer (ODE blocks, spatial layers included) gets its product from
    the backward passes that are already there and tested.
 
    Each product restores the parameters, the gradient, the buffers (batch-norm running statistics),
    the generator state and the training mode exactly, so it is a function of v only. In evaluation
-   mode (the default) dropout is off and batch norm uses its running statistics; with
+   mode (the default; training mode for networks with ODE blocks, whose backward pass needs the
+   trajectory only a training-mode forward pass keeps) dropout is off and batch norm uses its running statistics; with
    -nn_hessian_training batch norm uses batch statistics and dropout draws the same masks in every
    gradient of every product (the generator state is restored), the Hessian of the loss with those
    masks fixed. The Mat holds references to x and t; they must not change while it is used.
