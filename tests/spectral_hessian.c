@@ -303,6 +303,42 @@ static PetscErrorCode CheckProduct(NN net, Mat H, Mat Href, PetscReal tol)
   PetscFunctionReturn(0);
 }
 
+/* the one-batch Hessian of the first 10 samples against the data-set Hessian over them */
+static PetscErrorCode CheckBatch(NN net, NNData data, PetscReal tol)
+{
+  Mat       Hb, Hd;
+  Vec       x, t, v, yb, yd;
+  PetscInt  idx[10];
+  PetscReal err, nrm;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < 10; i++) idx[i] = i;
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(NNDataGetBatch(data, 10, idx, x, t));
+  PetscCall(NNCreateHessian(net, 10, x, t, &Hb));
+  PetscCall(NNCreateHessianData(net, data, 10, &Hd));
+  PetscCall(MatCreateVecs(Hb, &v, &yb));
+  PetscCall(VecDuplicate(yb, &yd));
+  PetscCall(VecSet(v, 0.5));
+  PetscCall(VecSetValue(v, 0, -1.0, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(v));
+  PetscCall(VecAssemblyEnd(v));
+  PetscCall(MatMult(Hb, v, yb));
+  PetscCall(MatMult(Hd, v, yd));
+  PetscCall(VecNorm(yd, NORM_INFINITY, &nrm));
+  PetscCall(VecAXPY(yb, -1, yd));
+  PetscCall(VecNorm(yb, NORM_INFINITY, &err));
+  PetscCall(Report(PetscObjectComm((PetscObject)Hb), "one-batch Hessian against the data-set Hessian of the same samples", err / nrm, tol));
+  PetscCall(VecDestroy(&v));
+  PetscCall(VecDestroy(&yb));
+  PetscCall(VecDestroy(&yd));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(MatDestroy(&Hb));
+  PetscCall(MatDestroy(&Hd));
+  PetscFunctionReturn(0);
+}
+
 /* SLEPc's nev largest and most negative eigenvalues against LAPACK and against one rank */
 static PetscErrorCode CheckEigenvalues(Mat H, Mat Href, PetscInt nev, PetscReal tol)
 {
@@ -347,7 +383,7 @@ int main(int argc, char **argv)
   PetscInt    spatial = 1, nev = 4;
   PetscReal   tol = 1e-8;
   PetscMPIInt rank, size;
-  PetscBool   cnn, trainview = PETSC_FALSE;
+  PetscBool   cnn, trainview = PETSC_FALSE, badinput = PETSC_FALSE;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -358,6 +394,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-spatial", "Ranks per spatial group", NULL, spatial, &spatial, NULL));
   PetscCall(PetscOptionsInt("-nev", "Eigenvalues compared at each end", NULL, nev, &nev, NULL));
   PetscCall(PetscOptionsReal("-tol", "Relative tolerance", NULL, tol, &tol, NULL));
+  PetscCall(PetscOptionsBool("-bad_input", "Check the errors on bad arguments", NULL, badinput, &badinput, NULL));
   PetscCall(PetscOptionsBool("-train_view", "Train one epoch and print -nn_hessian_view", NULL, trainview, &trainview, NULL));
   PetscCall(PetscOptionsString("-load", "Torch mode: checkpoint", NULL, load, load, sizeof(load), NULL));
   PetscCall(PetscOptionsString("-hvp_v", "Torch mode: v (PETSc binary)", NULL, vfile, vfile, sizeof(vfile), NULL));
@@ -385,12 +422,24 @@ int main(int argc, char **argv)
   PetscCall(CreateData(PETSC_COMM_WORLD, file, "data_", cnn, &data));
   PetscCall(NNCreateHessianData(net, data, -1, &H));
 
-  if (trainview) { /* -nn_hessian_view at the end of NNTrain() */
+  if (badinput) { /* clear errors, nothing allocated */
+    PetscErrorCode e1, e2;
+    Mat            Hbad = NULL;
+    PetscInt       nc;
+    PetscReal      eig[1];
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    e1 = NNCreateHessianData(net, data, 1000, &Hbad);
+    e2 = NNComputeHessianEigenvalues(H, 0, PETSC_FALSE, &nc, eig);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "1000 of 43 samples refused: %s\n", e1 == PETSC_ERR_ARG_OUTOFRANGE && !Hbad ? "pass" : "FAIL"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "0 eigenvalues refused: %s\n", e2 == PETSC_ERR_ARG_OUTOFRANGE ? "pass" : "FAIL"));
+  } else if (trainview) { /* -nn_hessian_view at the end of NNTrain() */
     PetscCall(NNSetEpochs(net, 1));
     PetscCall(NNSetFromOptions(net));
     PetscCall(NNTrain(net, data, NULL));
   } else {
     PetscCall(CheckProduct(net, H, Href, tol));
+    PetscCall(CheckBatch(net, data, tol));
     PetscCall(CheckEigenvalues(H, Href, nev, tol));
   }
 
@@ -465,6 +514,12 @@ int main(int argc, char **argv)
      nsize: {{1 2}}
      args: -net ode -nn_hessian_eps_tol 1e-12
      output_file: output/spectral_hessian_mlp.out
+
+   test:
+     suffix: bad_input
+     requires: slepc
+     nsize: 2
+     args: -bad_input
 
    # the view at the end of NNTrain() (eigenvalues, products and time vary: only the header and warnings are compared)
    test:
