@@ -360,6 +360,10 @@ PETSC_EXTERN PetscErrorCode NNSpectralViewFromOptions(NN, NNData, NNData);
 
 
 /* loss-Hessian products and eigenvalues, second-order TAO */
+PETSC_EXTERN PetscErrorCode NNCreateHessian(NN, PetscInt, Vec, Vec, Mat *);       /* one batch: H v by central differences of gradients */
+PETSC_EXTERN PetscErrorCode NNCreateHessianData(NN, NNData, PetscInt, Mat *);      /* samples [0, N) of a data set (-1: all), data-parallel */
+PETSC_EXTERN PetscErrorCode NNHessianGetNumProducts(Mat, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNComputeHessianEigenvalues(Mat, PetscInt, PetscBool, PetscInt *, PetscReal[]); /* nev, most negative?, nconv, eig */
 
 
 

@@ -10,6 +10,8 @@ typedef struct {
   PetscReal (*f)(PetscReal x, PetscReal slope);
   PetscReal (*df)(PetscReal x, PetscReal y, PetscReal slope); /* derivative from input and output */
   PetscReal slope;                                            /* leaky ReLU negative slope */
+  PetscInt       kinkmode; /* relu, leaky_relu: 0 normal, 1 record the pattern x > 0 into mask, 2 use mask's pattern */
+  unsigned char *kinkmask; /* n*localsize entries (src/spectral/hessian.c owns them) */
 } NNLayer_Activation;
 
 static PetscReal ReLU(PetscReal x, PetscReal s PETSC_UNUSED) { return x > 0 ? x : 0; }
@@ -53,7 +55,12 @@ static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const Pet
   PetscInt            N = n * l->localsize;
 
   PetscFunctionBegin;
-  if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
+  if (a->kinkmode) { /* the linear map of a recorded pattern (a ReLU's slope is 0) */
+    unsigned char *m = a->kinkmask;
+    if (a->kinkmode == 1)
+      for (PetscInt i = 0; i < N; i++) m[i] = x[i] > 0;
+    for (PetscInt i = 0; i < N; i++) y[i] = m[i] ? x[i] : a->slope * x[i];
+  } else if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
     for (PetscInt i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
   } else {
     for (PetscInt i = 0; i < N; i++) y[i] = a->f(x[i], a->slope);
@@ -69,7 +76,9 @@ static PetscErrorCode NNLayerBackward_Activation(NNLayer l, PetscInt n, const Pe
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);
-  if (a->f == ReLU) {
+  if (a->kinkmode) {
+    for (PetscInt i = 0; i < N; i++) dx[i] = a->kinkmask[i] ? dy[i] : a->slope * dy[i];
+  } else if (a->f == ReLU) {
     for (PetscInt i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0;
   } else {
     for (PetscInt i = 0; i < N; i++) dx[i] = dy[i] * a->df(x[i], y[i], a->slope);
@@ -110,6 +119,24 @@ static PetscErrorCode NNLayerLeakyReLUGetSlope_LeakyReLU(NNLayer l, PetscReal *s
   PetscFunctionReturn(0);
 }
 
+/* freezes the kinks at a reference point, so that differences of gradients around it differentiate
+   the piecewise-linear map of its pattern, as autograd does (loss-Hessian products,
+   src/spectral/hessian.c): mode 1 records the pattern x > 0 of the next forward passes into mask
+   (n*localsize entries), mode 2 uses it in forward and backward, mode 0 ends it */
+static PetscErrorCode NNLayerSetKinkMask_Activation(NNLayer l, PetscInt mode, unsigned char *mask)
+{
+  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
+
+  PetscFunctionBegin;
+  a->kinkmode = mode;
+  a->kinkmask = mode ? mask : NULL;
+  PetscFunctionReturn(0);
+}
+
+static const NNLayerFunction NNKinkFunctions[] = {
+  {"NNLayerSetKinkMask_C", (PetscVoidFunction)NNLayerSetKinkMask_Activation},
+};
+
 static const NNLayerFunction NNLeakyReLUFunctions[] = {
   {"NNLayerLeakyReLUSetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUSetSlope_LeakyReLU},
   {"NNLayerLeakyReLUGetSlope_C", (PetscVoidFunction)NNLayerLeakyReLUGetSlope_LeakyReLU},
@@ -119,6 +146,7 @@ static PetscErrorCode NNLayerDestroy_Activation(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_FALSE));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNKinkFunctions), NNKinkFunctions, PETSC_FALSE));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -148,6 +176,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ReLU(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, ReLU, DReLU));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNKinkFunctions), NNKinkFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
@@ -167,6 +196,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
   l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
   l->ops->view                           = NNLayerView_LeakyReLU;
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNLeakyReLUFunctions), NNLeakyReLUFunctions, PETSC_TRUE));
+  PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNKinkFunctions), NNKinkFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 

@@ -23,4 +23,10 @@ PETSC_INTERN PetscErrorCode NNOperatorNormViewFromOptions(NN);
 
 /* ---- loss-Hessian products and eigenvalues, second-order TAO (src/spectral/hessian*.c) */
 PETSC_INTERN PetscErrorCode NNHessianViewFromOptions(NN, NNData);
+PETSC_EXTERN PetscLogEvent  NN_HessianMult;
+/* the Hessian over samples [0, N) of data on a given communicator (PETSC_COMM_SELF for TAO), in training or evaluation mode */
+PETSC_INTERN PetscErrorCode NNCreateHessianData_Private(NN, NNData, PetscInt, MPI_Comm, PetscBool, Mat *);
+PETSC_INTERN PetscErrorCode NNHessianSetPoint_Private(Mat, Vec); /* linearization point (NULL: the network's parameters) */
+PETSC_INTERN PetscErrorCode NNHessianGetStep_Private(Mat, PetscReal *);
+PETSC_INTERN PetscErrorCode NNHessianSetStep_Private(Mat, PetscReal);
 

@@ -3,6 +3,7 @@
    as tournament training of several trainers), evaluation, and full-batch training through TAO.
 */
 #include <petnn/private/trainerimpl.h>
+#include <petnn/private/spectralimpl.h>
 
 /* number of samples whose largest output is the target class */
 PetscInt NNCountCorrect(PetscInt n, PetscInt k, const PetscScalar *y, const PetscScalar *t)
@@ -257,6 +258,43 @@ static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao PETSC_UNUSED, Vec theta,
   PetscFunctionReturn(0);
 }
 
+/* Newton-type TAO methods: the full-batch loss Hessian (central differences of gradients) at the point TAO asks for */
+static PetscErrorCode NNTaoHessian(Tao tao PETSC_UNUSED, Vec theta, Mat H, Mat Hpre PETSC_UNUSED, void *ctx PETSC_UNUSED)
+{
+  PetscFunctionBegin;
+  PetscCall(NNHessianSetPoint_Private(H, theta));
+  PetscFunctionReturn(0);
+}
+
+/* with a Newton-type method, the Hessian shell (its products are all TAO gets: no preconditioner matrix) */
+static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
+{
+  TaoType     type;
+  PetscBool   newton;
+  Mat         H;
+  KSP         ksp;
+  PC          pc;
+  PetscBool   haspc;
+  const char *prefix;
+
+  PetscFunctionBegin;
+  PetscCall(TaoGetType(tao, &type));
+  if (!type) PetscFunctionReturn(0);
+  PetscCall(PetscStrInList(type, "nls,ntr,ntl,bnls,bntr,bntl,tron", ',', &newton));
+  if (!newton) PetscFunctionReturn(0);
+  PetscCall(NNCreateHessianData_Private(net, data, -1, PETSC_COMM_SELF, PETSC_TRUE, &H));
+  PetscCall(TaoSetHessian(tao, H, H, NNTaoHessian, NULL));
+  PetscCall(TaoGetKSP(tao, &ksp));
+  if (ksp) { /* a shell has no entries to precondition with: PC none unless -<prefix>tao_..._pc_type says otherwise */
+    PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+    PetscCall(PetscOptionsHasName(NULL, prefix, "-pc_type", &haspc));
+    PetscCall(KSPGetPC(ksp, &pc));
+    if (!haspc) PetscCall(PCSetType(pc, PCNONE));
+  }
+  PetscCall(MatDestroy(&H));
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNTrainTao - trains on the whole data set (full batch) with a TAO solver: the network's
    loss and gradient become the TAO objective and gradient
@@ -272,6 +310,14 @@ static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao PETSC_UNUSED, Vec theta,
    Use deterministic layers (no dropout) so the objective is a function; batch norm uses batch statistics.
    The network's batch size only limits memory: the objective is the mean over all samples.
 
+   Newton-type methods (-tao_type nls, ntr, bnls, bntr, bntl, tron; ntl is refused, it crashes in PETSc 3.18; the type must be set before
+   this call, by TaoSetType() or TaoSetFromOptions()) get the Hessian of the same objective as a
+   MATSHELL whose products are central differences of gradients (`NNCreateHessianData()`, training
+   mode, -nn_hessian_fd_step); each product costs two full-batch gradients. Its preconditioner is
+   PCNONE unless -tao_<type>_pc_type is given (a shell has no entries for ILU or Jacobi). The
+   Hessian stays referenced by the Tao: after the solve `TaoGetHessian()` and
+   `NNHessianGetNumProducts()` give the number of products.
+
    Level: intermediate
 
 .seealso: `NNTrain()`, `TaoSetObjectiveAndGradient()`
@@ -283,6 +329,14 @@ PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidHeaderSpecific(tao, TAO_CLASSID, 3);
+  {
+    TaoType   type;
+    PetscBool ntl = PETSC_FALSE;
+    PetscCall(TaoGetType(tao, &type));
+    if (type) PetscCall(PetscStrcmp(type, TAONTL, &ntl));
+    PetscCheck(!ntl, PetscObjectComm((PetscObject)tao), PETSC_ERR_SUP, "-tao_type ntl: PETSc 3.18's ntl calls MatSolve() on a quasi-Newton matrix it never creates (a crash); use bntl (the same trust-region line search), ntr or nls");
+  }
   PetscCall(NNCheckData(net, data));
   c.net  = net;
   c.data = data;
@@ -293,6 +347,7 @@ PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
   PetscCall(VecCopy(net->theta, theta0));
   PetscCall(TaoSetSolution(tao, theta0));
   PetscCall(TaoSetObjectiveAndGradient(tao, NULL, NNTaoObjectiveAndGradient, &c));
+  PetscCall(NNTaoSetHessian(net, data, tao));
   PetscCall(TaoSolve(tao));
   PetscCall(VecCopy(theta0, net->theta));
   PetscCall(NNSetTraining(net, PETSC_FALSE));
