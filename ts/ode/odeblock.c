@@ -408,6 +408,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer l)
   o->spec.nev             = 3;
   o->spec.nsteps          = 1;
   o->spec.stiff           = 1e3;
+  o->spec.smallest        = PETSC_TRUE;
   l->data                 = o;
   l->ops->setup           = NNLayerSetUp_ODE;
   l->ops->reset           = NNLayerReset_ODE;

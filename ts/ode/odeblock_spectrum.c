@@ -211,7 +211,11 @@ PetscErrorCode NNODEJacobianCreate(NN net, NNLayer l, PetscInt n, Vec xin, Petsc
   PetscCall(VecGetLocalSize(xin, &m));
   if (o->dm) {
     PetscInt xm, ym, zm;
-    PetscCall(DMDAGetCorners(o->dm, NULL, NULL, NULL, &xm, &ym, &zm));
+    PetscCall(DMDAGetCorners(o->dm, &ctx->cs[0], &ctx->cs[1], &ctx->cs[2], &xm, &ym, &zm));
+    PetscCall(DMDAGetInfo(o->dm, NULL, &ctx->gm[0], &ctx->gm[1], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    ctx->cm[0] = xm;
+    ctx->cm[1] = ym;
+    ctx->cm[2] = zm;
     ctx->C = l->inshape.dim[0];
     ctx->D = (xm * ym * zm > 0) ? m / (xm * ym * zm) : 1;
     PetscCall(VecDuplicate(xin, &x1));
@@ -238,8 +242,34 @@ PetscErrorCode NNODEJacobianCreate(NN net, NNLayer l, PetscInt n, Vec xin, Petsc
   PetscFunctionReturn(0);
 }
 
-/* the nev eigenvalues of kind which of the shell J (its prefix set), by Krylov-Schur */
-PetscErrorCode NNODESpectrumSolve(Mat J, NNODESpectrumWhich which, PetscInt nev, PetscInt *nconv, PetscReal re[], PetscReal im[])
+#if defined(PETNN_HAVE_SLEPC)
+/* EPS's initial vector, a function of each entry's index in the natural (decomposition-independent)
+   order, so the Krylov iteration and the eigenvalues it finds are those of one rank on any number of ranks */
+static PetscErrorCode NNODEJacobianInitialVector(Mat J, Vec v)
+{
+  NNODEJacobianCtx *ctx;
+  PetscScalar      *a;
+  PetscInt          m;
+
+  PetscFunctionBegin;
+  PetscCall(MatShellGetContext(J, &ctx));
+  PetscCall(VecGetLocalSize(v, &m));
+  PetscCall(VecGetArrayWrite(v, &a));
+  for (PetscInt i = 0; i < m; i++) {
+    PetscInt g = i;
+    if (!ctx->S) { /* local point p = ((z - zs) ym + (y - ys)) xm + (x - xs), channel c */
+      PetscInt p = i / ctx->C, c = i % ctx->C, x = ctx->cs[0] + p % ctx->cm[0], y = ctx->cs[1] + (p / ctx->cm[0]) % ctx->cm[1], z = ctx->cs[2] + p / (ctx->cm[0] * ctx->cm[1]);
+      g = ((z * ctx->gm[1] + y) * ctx->gm[0] + x) * ctx->C + c;
+    }
+    a[i] = 1.0 + PetscSinReal(1.3 + 0.77 * g);
+  }
+  PetscCall(VecRestoreArrayWrite(v, &a));
+  PetscFunctionReturn(0);
+}
+#endif
+
+/* the nev eigenvalues of kind which of the shell J (its prefix set), by Krylov-Schur to relative residual tol in maxit restarts (PETSC_DEFAULT: SLEPc's) */
+PetscErrorCode NNODESpectrumSolve(Mat J, NNODESpectrumWhich which, PetscInt nev, PetscReal tol, PetscInt maxit, PetscInt *nconv, PetscReal re[], PetscReal im[])
 {
 #if defined(PETNN_HAVE_SLEPC)
   EPS         eps;
@@ -260,8 +290,15 @@ PetscErrorCode NNODESpectrumSolve(Mat J, NNODESpectrumWhich which, PetscInt nev,
   PetscCall(EPSSetType(eps, EPSKRYLOVSCHUR));
   PetscCall(EPSSetWhichEigenpairs(eps, w[which]));
   PetscCall(EPSSetDimensions(eps, nev, PETSC_DEFAULT, PETSC_DEFAULT));
-  PetscCall(EPSSetTolerances(eps, 1e-12, 100000));
+  PetscCall(EPSSetTolerances(eps, tol, maxit));
   PetscCall(EPSSetFromOptions(eps));
+  {
+    Vec v0;
+    PetscCall(MatCreateVecs(J, &v0, NULL));
+    PetscCall(NNODEJacobianInitialVector(J, v0));
+    PetscCall(EPSSetInitialSpace(eps, 1, &v0));
+    PetscCall(VecDestroy(&v0));
+  }
   PetscCall(EPSSolve(eps));
   PetscCall(EPSGetConverged(eps, &nc));
   *nconv = PetscMin(nc, nev);
@@ -273,7 +310,7 @@ PetscErrorCode NNODESpectrumSolve(Mat J, NNODESpectrumWhich which, PetscInt nev,
   }
   PetscCall(EPSDestroy(&eps));
 #else
-  (void)J; (void)which; (void)nev; (void)nconv; (void)re; (void)im;
+  (void)J; (void)which; (void)nev; (void)tol; (void)maxit; (void)nconv; (void)re; (void)im;
 #endif
   PetscFunctionReturn(0);
 }
@@ -346,7 +383,7 @@ PetscErrorCode NNODECreateJacobian(NN net, const char block[], PetscInt n, Vec x
 -  im - their imaginary parts
 
    Options Database Keys:
-.  -<block>_spectrum_eps_* - the EPS (Krylov-Schur, relative tolerance 1e-12 by default); e.g. -<block>_spectrum_eps_ncv
+.  -<block>_spectrum_eps_* - the EPS (Krylov-Schur, relative residual 1e-12 and at most 10000 restarts by default); e.g. -<block>_spectrum_eps_ncv
 
    Notes:
    The products are f's exact backward passes (J^T v, whose eigenvalues are J's): no finite differences.
@@ -377,7 +414,7 @@ PetscErrorCode NNODEComputeSpectrum(NN net, const char block[], PetscInt n, Vec 
   PetscCall(NNODEJacobianCreate(net, l, n, xin, sample, step, &J));
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%sspectrum_", NNODEPrefix(l)));
   PetscCall(MatSetOptionsPrefix(J, prefix));
-  PetscCall(NNODESpectrumSolve(J, which, nev, nconv, re, im));
+  PetscCall(NNODESpectrumSolve(J, which, nev, 1e-12, 10000, nconv, re, im));
   PetscCall(MatDestroy(&J));
   PetscCall(PetscLogEventEnd(NN_ODESpectrum, l, 0, 0, 0));
   PetscFunctionReturn(0);

@@ -40,6 +40,7 @@ PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer l, PetscOptionItems *PetscOp
   if (flg) o->spec.nsteps = n;
   PetscCheck(o->spec.nev <= o->S || !l->setupcalled, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "-%sspectrum_nev %" PetscInt_FMT " exceeds %" PetscInt_FMT ", the size of one sample's state", NNODEPrefix(l), o->spec.nev, o->S);
   for (PetscInt j = 0; j < o->spec.nsteps; j++) PetscCheck(o->spec.steps[j] >= 0 && (o->spec.steps[j] < o->N), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "-%sspectrum_steps: step %" PetscInt_FMT " is not a step of the block; give 0 to %" PetscInt_FMT, NNODEPrefix(l), o->spec.steps[j], o->N - 1);
+  PetscCall(PetscOptionsBool("-spectrum_smallest", "Also the smallest-magnitude eigenvalues (for the stiffness ratio; slow to converge when many eigenvalues cluster near 0)", "NNODESpectrumView", o->spec.smallest, &o->spec.smallest, NULL));
   PetscCall(PetscOptionsReal("-spectrum_stiffness", "Stiffness ratio max|lambda|/min|lambda| above which an implicit method is suggested", "NNODESpectrumView", o->spec.stiff, &o->spec.stiff, NULL));
   PetscFunctionReturn(0);
 }
@@ -55,16 +56,18 @@ PetscErrorCode NNODESpectrumCheckOptions(NNLayer l)
 }
 
 /* the three kinds of eigenvalues of J, appended to (re, im) at *ne, printed to v (may be NULL) */
-static PetscErrorCode NNODESpectrumKinds(NNLayer l, Mat J, PetscViewer v, PetscReal *re, PetscReal *im, PetscInt *ne)
+static PetscErrorCode NNODESpectrumKinds(NNLayer l, Mat J, PetscViewer v, PetscReal *re, PetscReal *im, PetscInt *ne, PetscBool *smok)
 {
   NNLayer_ODE      *o        = (NNLayer_ODE *)l->data;
   const char *const names[3] = {"largest magnitude", "rightmost", "smallest magnitude"};
   char              buf[96];
 
   PetscFunctionBegin;
-  for (PetscInt w = 0; w < 3; w++) {
+  *smok = PETSC_FALSE;
+  for (PetscInt w = 0; w < (o->spec.smallest ? 3 : 2); w++) {
     PetscInt nc;
-    PetscCall(NNODESpectrumSolve(J, (NNODESpectrumWhich)w, o->spec.nev, &nc, re + *ne, im + *ne));
+    PetscCall(NNODESpectrumSolve(J, (NNODESpectrumWhich)w, o->spec.nev, 1e-8, PETSC_DEFAULT, &nc, re + *ne, im + *ne)); /* a report: SLEPc's default tolerance */
+    if (w == 2) *smok = (PetscBool)(nc == o->spec.nev);
     if (v) {
       PetscCall(PetscViewerASCIIPrintf(v, "%s:", names[w]));
       PetscCall(PetscViewerASCIIUseTabs(v, PETSC_FALSE));
@@ -72,7 +75,7 @@ static PetscErrorCode NNODESpectrumKinds(NNLayer l, Mat J, PetscViewer v, PetscR
         PetscCall(NNODEFormatEig(re[*ne + i], im[*ne + i], sizeof(buf), buf));
         PetscCall(PetscViewerASCIIPrintf(v, " %s", buf));
       }
-      if (nc < o->spec.nev) PetscCall(PetscViewerASCIIPrintf(v, " (%" PetscInt_FMT " of %" PetscInt_FMT " converged)", nc, o->spec.nev));
+      if (nc < o->spec.nev) PetscCall(PetscViewerASCIIPrintf(v, " (%" PetscInt_FMT " of %" PetscInt_FMT " converged within -%sspectrum_eps_max_it)", nc, o->spec.nev, NNODEPrefix(l)));
       PetscCall(PetscViewerASCIIPrintf(v, "\n"));
       PetscCall(PetscViewerASCIIUseTabs(v, PETSC_TRUE));
     }
@@ -81,20 +84,22 @@ static PetscErrorCode NNODESpectrumKinds(NNLayer l, Mat J, PetscViewer v, PetscR
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNODEStabilityLine(NNLayer l, PetscViewer v, const NNODEStability *st, const char what[])
+static PetscErrorCode NNODEStabilityLine(NNLayer l, PetscViewer v, const NNODEStability *st, PetscBool smok, const char what[])
 {
-  char ws[96];
+  char ws[96], hs[32] = "any", ss[64] = "n/a (no smallest-magnitude eigenvalues)";
 
   PetscFunctionBegin;
   if (!v) PetscFunctionReturn(0);
   PetscCall(NNODEFormatEig(st->lre, st->lim, sizeof(ws), ws));
-  PetscCall(PetscViewerASCIIPrintf(v, "%smax |h lambda| = %.4g, max |R(h lambda)| = %.4g: %s; worst lambda = %s, largest stable h along its ray = %.4g; stiffness ratio max|lambda|/min|lambda| = %.4g\n", what, (double)st->hlmax, (double)st->Rmax, st->stable ? "stable" : "UNSTABLE", ws, (double)st->hmax, (double)st->stiffness));
+  if (st->hmax < PETSC_INFINITY) PetscCall(PetscSNPrintf(hs, sizeof(hs), "%.4g", (double)st->hmax));
+  if (smok) PetscCall(PetscSNPrintf(ss, sizeof(ss), "%.4g", (double)st->stiffness));
+  PetscCall(PetscViewerASCIIPrintf(v, "%smax |h lambda| = %.4g, max |R(h lambda)| = %.4g: %s; worst lambda = %s, largest stable h along its ray = %s; stiffness ratio max|lambda|/min|lambda| = %s\n", what, (double)st->hlmax, (double)st->Rmax, st->stable ? "stable" : "UNSTABLE", ws, hs, ss));
   (void)l;
   PetscFunctionReturn(0);
 }
 
 /* the report of block l for the n samples of x (labelled first, first+1, ...); eigenvalues appended to (re, im) */
-static PetscErrorCode NNODESpectrumViewSamples(NN net, NNLayer l, PetscInt pos, PetscInt n, Vec x, PetscInt first, PetscViewer v, const NNODEStabilityFn *fn, PetscReal *re, PetscReal *im, PetscInt *ne, PetscInt *nprod)
+static PetscErrorCode NNODESpectrumViewSamples(NN net, NNLayer l, PetscInt pos, PetscInt n, Vec x, PetscInt first, PetscViewer v, const NNODEStabilityFn *fn, PetscReal *re, PetscReal *im, PetscInt *ne, PetscInt *nprod, PetscBool *allsmok)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
   Vec          xin;
@@ -113,9 +118,11 @@ static PetscErrorCode NNODESpectrumViewSamples(NN net, NNLayer l, PetscInt pos, 
       PetscCall(MatSetOptionsPrefix(J, prefix));
       if (v) PetscCall(PetscViewerASCIIPrintf(v, "sample %" PetscInt_FMT ", state u_%" PetscInt_FMT " (t = %g):\n", first + s, k, (double)(k * o->h)));
       if (v) PetscCall(PetscViewerASCIIPushTab(v));
-      PetscCall(NNODESpectrumKinds(l, J, v, re, im, ne));
+      PetscBool         smok;
+      PetscCall(NNODESpectrumKinds(l, J, v, re, im, ne, &smok));
       PetscCall(NNODEStabilityCompute(l, fn, *ne - ne0, re + ne0, im + ne0, &st));
-      PetscCall(NNODEStabilityLine(l, v, &st, ""));
+      PetscCall(NNODEStabilityLine(l, v, &st, smok, ""));
+      *allsmok = (PetscBool)(*allsmok && smok);
       if (v) PetscCall(PetscViewerASCIIPopTab(v));
       PetscCall(MatShellGetContext(J, &ctx));
       *nprod += ctx->nprod;
@@ -126,7 +133,7 @@ static PetscErrorCode NNODESpectrumViewSamples(NN net, NNLayer l, PetscInt pos, 
 }
 
 /* the summary over all samples and states, the suggestion, and the check */
-static PetscErrorCode NNODESpectrumSummary(NNLayer l, PetscViewer v, const NNODEStabilityFn *fn, PetscInt nsamples, PetscInt ne, const PetscReal *re, const PetscReal *im, PetscInt nprod, PetscLogDouble t)
+static PetscErrorCode NNODESpectrumSummary(NNLayer l, PetscViewer v, const NNODEStabilityFn *fn, PetscInt nsamples, PetscInt ne, const PetscReal *re, const PetscReal *im, PetscBool smok, PetscInt nprod, PetscLogDouble t)
 {
   NNLayer_ODE   *o = (NNLayer_ODE *)l->data;
   NNODEStability st;
@@ -134,9 +141,10 @@ static PetscErrorCode NNODESpectrumSummary(NNLayer l, PetscViewer v, const NNODE
 
   PetscFunctionBegin;
   PetscCall(NNODEStabilityCompute(l, fn, ne, re, im, &st));
+  if (!smok) st.stiffness = 0; /* unknown: no suggestion from it */
   if (v) {
     PetscCall(PetscSNPrintf(what, sizeof(what), "over %" PetscInt_FMT " samples x %" PetscInt_FMT " states: ", nsamples, o->spec.nsteps));
-    PetscCall(NNODEStabilityLine(l, v, &st, what));
+    PetscCall(NNODEStabilityLine(l, v, &st, smok, what));
     if (!st.stable || st.stiffness > o->spec.stiff) {
       const char *why = !st.stable ? (st.stiffness > o->spec.stiff ? "the step is unstable and the spectrum stiff" : "the step is unstable") : "the spectrum is stiff";
       PetscCall(PetscViewerASCIIPrintf(v, "suggestion: %s; an implicit, A-stable theta method (-%sts_type cn, or beuler) is stable for any step on decaying modes", why, NNODEPrefix(l)));
@@ -176,6 +184,7 @@ static PetscErrorCode NNODESpectrumHeader(NNLayer l, PetscViewer v, const NNODES
    Options Database Keys:
 +  -<block>_spectrum_steps <k1,k2,...> - the states u_k (default 0: the block's input)
 .  -<block>_spectrum_nev <nev> - eigenvalues of each kind (default 3)
+.  -<block>_spectrum_smallest <bool> - also the smallest-magnitude eigenvalues, for the stiffness ratio (default true)
 .  -<block>_spectrum_stiffness <r> - stiffness ratio above which an implicit method is suggested (default 1e3)
 .  -<block>_stability_check <none,warn,error> - warn or refuse an unstable step
 -  -<block>_spectrum_eps_* - the EPS
@@ -194,6 +203,7 @@ PetscErrorCode NNODESpectrumView(NN net, const char block[], PetscInt n, Vec x, 
   NNLayer          l;
   NNLayer_ODE     *o;
   PetscInt         pos, ne = 0, nprod = 0;
+  PetscBool        smok = PETSC_TRUE;
   NNODEStabilityFn fn;
   PetscReal       *re, *im;
   PetscLogDouble   t0, t1;
@@ -210,10 +220,10 @@ PetscErrorCode NNODESpectrumView(NN net, const char block[], PetscInt n, Vec x, 
   PetscCall(PetscMalloc2(3 * o->spec.nev * o->spec.nsteps * n, &re, 3 * o->spec.nev * o->spec.nsteps * n, &im));
   PetscCall(NNODESpectrumHeader(l, v, &fn));
   if (v) PetscCall(PetscViewerASCIIPushTab(v));
-  PetscCall(NNODESpectrumViewSamples(net, l, pos, n, x, 0, v, &fn, re, im, &ne, &nprod));
+  PetscCall(NNODESpectrumViewSamples(net, l, pos, n, x, 0, v, &fn, re, im, &ne, &nprod, &smok));
   PetscCall(PetscLogEventEnd(NN_ODESpectrum, l, 0, 0, 0));
   PetscCall(PetscTime(&t1));
-  PetscCall(NNODESpectrumSummary(l, v, &fn, n, ne, re, im, nprod, t1 - t0));
+  PetscCall(NNODESpectrumSummary(l, v, &fn, n, ne, re, im, smok, nprod, t1 - t0));
   if (v) PetscCall(PetscViewerASCIIPopTab(v));
   PetscCall(PetscFree2(re, im));
   PetscFunctionReturn(0);
@@ -224,6 +234,7 @@ static PetscErrorCode NNODESpectrumViewData(NN net, NNLayer l, PetscInt pos, NND
 {
   NNLayer_ODE     *o = (NNLayer_ODE *)l->data;
   PetscInt         N, m, ne = 0, nprod = 0;
+  PetscBool        smok = PETSC_TRUE;
   NNODEStabilityFn fn;
   PetscReal       *re, *im;
   PetscLogDouble   t0, t1;
@@ -241,11 +252,11 @@ static PetscErrorCode NNODESpectrumViewData(NN net, NNLayer l, PetscInt pos, NND
   if (v) PetscCall(PetscViewerASCIIPushTab(v));
   for (PetscInt i = 0; i < m; i++) {
     PetscCall(NNDataGetBatch(data, 1, &i, x, t));
-    PetscCall(NNODESpectrumViewSamples(net, l, pos, 1, x, i, v, &fn, re, im, &ne, &nprod));
+    PetscCall(NNODESpectrumViewSamples(net, l, pos, 1, x, i, v, &fn, re, im, &ne, &nprod, &smok));
   }
   PetscCall(PetscLogEventEnd(NN_ODESpectrum, l, 0, 0, 0));
   PetscCall(PetscTime(&t1));
-  PetscCall(NNODESpectrumSummary(l, v, &fn, m, ne, re, im, nprod, t1 - t0));
+  PetscCall(NNODESpectrumSummary(l, v, &fn, m, ne, re, im, smok, nprod, t1 - t0));
   if (v) PetscCall(PetscViewerASCIIPopTab(v));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));

@@ -179,13 +179,15 @@ PetscErrorCode NNODEStabilityReport(NNLayer l, const NNODEStabilityFn *fn, const
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
   char         msg[1024], hs[64] = "no positive step is stable", ls[96];
   MPI_Comm     comm = PetscObjectComm((PetscObject)l);
+  PetscReal    Rr, Ri;
 
   PetscFunctionBegin;
   if (st->stable || check == NNODE_STABILITY_NONE) PetscFunctionReturn(0);
+  NNODEStabilityEval(fn, st->h * st->lre, st->h * st->lim, &Rr, &Ri);
   if (st->hmax > 0 && st->hmax < PETSC_INFINITY) PetscCall(PetscSNPrintf(hs, sizeof(hs), "is h = %.6g (-%ssteps %" PetscInt_FMT ")", (double)st->hmax, NNODEPrefix(l), (PetscInt)PetscCeilReal(o->T / st->hmax * (1 + 1e-12))));
   PetscCall(NNODEFormatEig(st->lre, st->lim, sizeof(ls), ls));
   PetscCall(PetscSNPrintf(msg, sizeof(msg), "ODE block %s: the step h = %.6g of %s is unstable for the eigenvalue lambda = %s of df/du: |R(h lambda)| = %.6g exceeds max(1, |exp(h lambda)|); the largest stable step along this eigenvalue's ray %s. Use more steps, or an implicit theta method (-%sts_type cn or beuler)",
-                          ((PetscObject)l)->name, (double)st->h, fn->name, ls, (double)st->Rmax, hs, NNODEPrefix(l)));
+                          ((PetscObject)l)->name, (double)st->h, fn->name, ls, (double)PetscSqrtReal(Rr * Rr + Ri * Ri), hs, NNODEPrefix(l)));
   PetscCheck(check != NNODE_STABILITY_ERROR, comm, PETSC_ERR_ARG_OUTOFRANGE, "%s", msg);
   PetscCall(PetscInfo(l, "%s\n", msg));
   PetscCall(PetscPrintf(comm, "WARNING: %s\n", msg));

@@ -113,6 +113,7 @@ typedef struct {
   /* -spectrum_* and -stability_check (ts/ode/odeblock_spectrumview.c): what NNSpectralViewFromOptions() reports */
   struct {
     PetscBool           view;          /* -spectrum_view */
+    PetscBool           smallest;      /* -spectrum_smallest: also the smallest-magnitude eigenvalues */
     NNODEStabilityCheck check;         /* -stability_check */
     PetscInt            samples, nev;  /* test samples, eigenvalues of each kind */
     PetscInt            nsteps, steps[16]; /* states u_k at these steps */

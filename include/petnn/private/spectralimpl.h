@@ -27,12 +27,13 @@ typedef struct {
   Vec       V;     /* the output gradient in the block's layout (zero outside slot 0) */
   PetscInt  S;     /* sequential state: entries of a sample; spatial state: 0 */
   PetscInt  C, D;  /* spatial state: channels, and dof per grid point (batch capacity x channels) */
+  PetscInt  cs[3], cm[3], gm[2]; /* spatial state: this rank's corner and widths, the grid's x and y sizes */
   PetscInt  nprod; /* products so far */
 } NNODEJacobianCtx;
 PETSC_INTERN PetscErrorCode NNODEGetBlock(NN, const char[], NNLayer *, PetscInt *);
 PETSC_INTERN PetscErrorCode NNODEBlockInput(NN, PetscInt, PetscInt, Vec, Vec *);
 PETSC_INTERN PetscErrorCode NNODEJacobianCreate(NN, NNLayer, PetscInt, Vec, PetscInt, PetscInt, Mat *);
-PETSC_INTERN PetscErrorCode NNODESpectrumSolve(Mat, NNODESpectrumWhich, PetscInt, PetscInt *, PetscReal[], PetscReal[]);
+PETSC_INTERN PetscErrorCode NNODESpectrumSolve(Mat, NNODESpectrumWhich, PetscInt, PetscReal, PetscInt, PetscInt *, PetscReal[], PetscReal[]);
 /* the block's stability function R(z): an explicit RK tableau or a theta method (odeblock_stability.c) */
 typedef struct {
   PetscBool theta_method; /* R(z) = (1 + (1 - theta) z) / (1 - theta z); else R(z) = 1 + z b^T (I - z A)^{-1} 1 */
