@@ -2,7 +2,8 @@ static char help[] = "Eigenvalues of an ODE block's Jacobian df/du from SLEPc (N
                      "geev of the Jacobian formed densely (MatComputeOperator() on NNODECreateJacobian()'s shell, through\n"
                      "KSPComputeEigenvaluesExplicitly()):\n"
                      "a nonlinear dense field (dense-tanh-dense) and a convolutional field on the spatial (DMDA) layout,\n"
-                     "at the block's input and at a state along the trajectory, for the ts and discrete schemes.\n\n"
+                     "at the block's input and at a state along the trajectory, for the ts and discrete schemes, and at the\n"
+                     "input of a layer-parallel (MGRIT) block.\n\n"
                      "  -verbose  print the measured errors\n\n";
 
 #include <petnn.h>
@@ -26,7 +27,7 @@ static PetscErrorCode FillBatch(NN net, Vec *x)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode BuildDense(const char scheme[], NN *net)
+static PetscErrorCode BuildDense(const char scheme[], PetscBool mgrit, NN *net)
 {
   NNLayer  l, blk;
   PetscInt shape[] = {6};
@@ -46,6 +47,7 @@ static PetscErrorCode BuildDense(const char scheme[], NN *net)
   PetscCall(NNLayerODESetSteps(blk, 3));
   PetscCall(NNLayerODESetTime(blk, 0.9));
   PetscCall(NNLayerODESetScheme(blk, !strcmp(scheme, "ts") ? NNODE_SCHEME_TS : NNODE_SCHEME_DISCRETE));
+  if (mgrit) PetscCall(NNLayerODESetParallel(blk, NNODE_PARALLEL_MGRIT));
   PetscCall(NNSetFromOptions(*net));
   PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);
@@ -157,7 +159,7 @@ int main(int argc, char **argv)
     NN   net;
     Vec  x;
     char what[64];
-    PetscCall(BuildDense(schemes[c], &net));
+    PetscCall(BuildDense(schemes[c], PETSC_FALSE, &net));
     PetscCall(FillBatch(net, &x));
     PetscCall(PetscSNPrintf(what, sizeof(what), "dense-tanh-dense f, %s scheme", schemes[c]));
     PetscCall(Compare(what, net, 1, 0, x));
@@ -169,6 +171,15 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(what, sizeof(what), "conv-tanh-conv f (DMDA), %s scheme", schemes[c]));
     PetscCall(Compare(what, net, 0, 0, x));
     PetscCall(Compare(what, net, 2, 1, x));
+    PetscCall(VecDestroy(&x));
+    PetscCall(NNDestroy(&net));
+  }
+  { /* layer-parallel (MGRIT) block: the input state */
+    NN  net;
+    Vec x;
+    PetscCall(BuildDense("ts", PETSC_TRUE, &net));
+    PetscCall(FillBatch(net, &x));
+    PetscCall(Compare("dense-tanh-dense f, ts scheme with -blk_parallel mgrit", net, 1, 0, x));
     PetscCall(VecDestroy(&x));
     PetscCall(NNDestroy(&net));
   }
