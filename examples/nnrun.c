@@ -3,7 +3,8 @@ static char help[] = "PetNN's generic driver: builds a network from the options 
                      "  -mode train   minibatch training on -train_data_* with evaluation on -test_data_* (default)\n"
                      "  -mode tao     full-batch training through TAO (-tao_type lmvm, ...)\n"
                      "  -mode eval    loss and accuracy of a loaded checkpoint on the test data, and for a\n"
-                     "                classifier the confusion matrix (rows: true class, columns: predicted)\n"
+                     "                classifier the confusion matrix (rows: true class, columns: predicted), and the\n"
+                     "                spectral views the options ask for (-<block>_spectrum_view, ...)\n"
                      "  -mode predict outputs of the network for the samples in -predict_input (an HDF5 dataset\n"
                      "                -predict_dataset [N, d1, ...], default x, or a PETSc binary Vec), written to\n"
                      "                -predict_output (.h5: dataset predictions [N, k]; otherwise a PETSc binary Vec)\n"
@@ -263,6 +264,7 @@ int main(int argc, char **argv)
     PetscCall(TaoDestroy(&tao));
   } else if (iseval) {
     PetscCall(Evaluate(net, test));
+    PetscCall(NNSpectralViewFromOptions(net, NULL, test)); /* -<block>_spectrum_view, ... of the loaded model */
   } else if (ispredict) {
     PetscCall(Predict(net, pin, pset, pout));
   } else {
@@ -308,6 +310,13 @@ int main(int argc, char **argv)
      suffix: odenet
      requires: fashion_mnist
      args: -options_file fashion_odenet.opts -nn_epochs 1 -nn_batch_size 32 -train_data_max_samples 128 -test_data_max_samples 128 -ode1_checkpoints 2 -nn_view -conv1_threads 1 -f1_threads 1 -f2_threads 1
+
+   # the ODE block's Jacobian spectrum and step stability at the end of training (SLEPc)
+   test:
+     suffix: odenet_spectrum
+     requires: fashion_mnist slepc
+     args: -options_file fashion_odenet.opts -nn_epochs 1 -nn_batch_size 32 -train_data_max_samples 64 -test_data_max_samples 32 -nn_monitor_steps 0 -ode1_spectrum_view -ode1_spectrum_samples 2 -ode1_spectrum_steps 0,2 -ode1_spectrum_smallest 0 -ode1_stability_check -conv1_threads 1 -f1_threads 1 -f2_threads 1
+     filter: grep -E "ODE block|  sample|magnitude|rightmost|h lambda|suggestion"
 
    # -mode eval on an untrained network: loss, accuracy and the confusion matrix
    test:

@@ -352,8 +352,32 @@ PETSC_EXTERN PetscErrorCode NNReducerView(NNReducer, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNSpectralViewFromOptions(NN, NNData, NNData);
 
 /* ODE-block Jacobian spectra and explicit-RK stability checks */
-
-
+typedef enum {
+  NNODE_SPECTRUM_LARGEST_MAGNITUDE, /* largest |lambda| */
+  NNODE_SPECTRUM_LARGEST_REAL,      /* rightmost: largest Re(lambda) */
+  NNODE_SPECTRUM_SMALLEST_MAGNITUDE /* smallest |lambda| */
+} NNODESpectrumWhich;
+PETSC_EXTERN const char *const NNODESpectrumWhichs[];
+typedef enum {
+  NNODE_STABILITY_NONE,  /* report only */
+  NNODE_STABILITY_WARN,  /* print a warning when the step is unstable */
+  NNODE_STABILITY_ERROR  /* refuse: a PETSc error naming the block, h, lambda and the largest stable step */
+} NNODEStabilityCheck;
+PETSC_EXTERN const char *const NNODEStabilityChecks[];
+typedef struct {
+  PetscReal h;         /* the block's step */
+  PetscReal hlmax;     /* max |h lambda| over the eigenvalues */
+  PetscReal Rmax;      /* max |R(h lambda)|, R the scheme's stability function */
+  PetscReal lre, lim;  /* the eigenvalue with the largest |R(h lambda)| / max(1, |exp(h lambda)|) */
+  PetscReal hmax;      /* the largest stable step along that eigenvalue's ray (PETSC_INFINITY: every step) */
+  PetscReal stiffness; /* max |lambda| / min |lambda| (PETSC_INFINITY with a zero eigenvalue) */
+  PetscBool stable;    /* |R(h lambda)| <= max(1, |exp(h lambda)|) for every eigenvalue */
+} NNODEStability;
+PETSC_EXTERN PetscErrorCode NNODECreateJacobian(NN, const char[], PetscInt, Vec, PetscInt, PetscInt, Mat *);
+PETSC_EXTERN PetscErrorCode NNODEComputeSpectrum(NN, const char[], PetscInt, Vec, PetscInt, PetscInt, NNODESpectrumWhich, PetscInt, PetscInt *, PetscReal[], PetscReal[]);
+PETSC_EXTERN PetscErrorCode NNODEStabilityFunction(NN, const char[], PetscReal, PetscReal, PetscReal *, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNODECheckStability(NN, const char[], PetscInt, const PetscReal[], const PetscReal[], NNODEStabilityCheck, NNODEStability *);
+PETSC_EXTERN PetscErrorCode NNODESpectrumView(NN, const char[], PetscInt, Vec, PetscViewer);
 
 /* layer operator norms, Lipschitz bounds, spectral normalization */
 

@@ -89,6 +89,7 @@ static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, PetscOptionItems *Pet
   PetscCall(PetscOptionsRealArray("-observation_times", "Output the states at these times (multiples of h), concatenated: a trajectory loss", "NNLayerODESetObservationTimes", t, &nt, &flg));
   if (flg) PetscCall(NNLayerODESetObservationTimes(l, nt, t));
   PetscCall(NNODESetFromOptions_MGRIT(l, PetscOptionsObject)); /* -parallel, -mgrit_* */
+  PetscCall(NNODESetFromOptions_Spectrum(l, PetscOptionsObject)); /* -spectrum_*, -stability_check */
   PetscCall(NNODESchemeSelect(l));
   if (o->ops->setfromoptions) PetscCall((*o->ops->setfromoptions)(l));
   PetscOptionsHeadEnd();
@@ -154,6 +155,7 @@ static PetscErrorCode NNLayerSetUp_ODE(NNLayer l)
   PetscInt     np;
 
   PetscFunctionBegin;
+  PetscCall(NNODESpectrumCheckOptions(l)); /* -stability_check */
   PetscCheck(l->nchildren > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "ODE block %s has no vector field: give -%slayers name1,name2,... or call NNLayerODEAddLayer()", ((PetscObject)l)->name, NNODEPrefix(l));
   PetscCheck(o->T > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: -%stime %g must be positive", ((PetscObject)l)->name, NNODEPrefix(l), (double)o->T);
   PetscCheck(o->N > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "ODE block %s: -%ssteps %" PetscInt_FMT " must be positive", ((PetscObject)l)->name, NNODEPrefix(l), o->N);
@@ -402,6 +404,11 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer l)
   o->storeacts            = PETSC_TRUE;
   o->osmax                = 8;
   o->nU                   = -2;
+  o->spec.samples         = 1;
+  o->spec.nev             = 3;
+  o->spec.nsteps          = 1;
+  o->spec.stiff           = 1e3;
+  o->spec.smallest        = PETSC_TRUE;
   l->data                 = o;
   l->ops->setup           = NNLayerSetUp_ODE;
   l->ops->reset           = NNLayerReset_ODE;

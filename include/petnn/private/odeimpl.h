@@ -110,6 +110,17 @@ typedef struct {
   Vec      U, lambda;
   PetscInt nU; /* samples they hold (-1: DMDA layout, -2: none) */
 
+  /* -spectrum_* and -stability_check (ts/ode/odeblock_spectrumview.c): what NNSpectralViewFromOptions() reports */
+  struct {
+    PetscBool           view;          /* -spectrum_view */
+    PetscBool           smallest;      /* -spectrum_smallest: also the smallest-magnitude eigenvalues */
+    NNODEStabilityCheck check;         /* -stability_check */
+    PetscInt            samples, nev;  /* test samples, eigenvalues of each kind */
+    PetscInt            nsteps, steps[16]; /* states u_k at these steps */
+    PetscReal           stiff;         /* stiffness ratio above which an implicit method is suggested */
+    char                bad[16];       /* an invalid -stability_check value, refused at set up */
+  } spec;
+
   NNODEIntegrator       integ;
   const NNODESchemeOps *ops;        /* the scheme in use */
   void                 *schemedata; /* its data */
@@ -137,6 +148,9 @@ PETSC_INTERN PetscErrorCode NNODECreateTS(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEDestroyTS(NNLayer);
 /* ts/ode/odeblock.c: the scheme in use, from -scheme and -parallel */
 PETSC_INTERN PetscErrorCode NNODESchemeSelect(NNLayer);
+/* ts/ode/odeblock_spectrumview.c: -spectrum_* and -stability_check */
+PETSC_INTERN PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNODESpectrumCheckOptions(NNLayer);
 /* ts/ode/odeblock_api.c: the type-specific setters, composed on the block */
 PETSC_INTERN PetscErrorCode NNODEComposeSetters(NNLayer, PetscBool);
 /* ts/ode/odeblock_tsfun.c: the TS scheme's callbacks */
