@@ -3,7 +3,8 @@ static char help[] = "PetNN's generic driver: builds a network from the options 
                      "  -mode train   minibatch training on -train_data_* with evaluation on -test_data_* (default)\n"
                      "  -mode tao     full-batch training through TAO (-tao_type lmvm, ...)\n"
                      "  -mode eval    loss and accuracy of a loaded checkpoint on the test data, and for a\n"
-                     "                classifier the confusion matrix (rows: true class, columns: predicted)\n"
+                     "                classifier the confusion matrix (rows: true class, columns: predicted);\n"
+                     "                -nn_spectral_view adds the layers' spectral norms and the Lipschitz bound\n"
                      "  -mode predict outputs of the network for the samples in -predict_input (an HDF5 dataset\n"
                      "                -predict_dataset [N, d1, ...], default x, or a PETSc binary Vec), written to\n"
                      "                -predict_output (.h5: dataset predictions [N, k]; otherwise a PETSc binary Vec)\n"
@@ -263,6 +264,7 @@ int main(int argc, char **argv)
     PetscCall(TaoDestroy(&tao));
   } else if (iseval) {
     PetscCall(Evaluate(net, test));
+    PetscCall(NNSpectralViewFromOptions(net, NULL, test)); /* -nn_spectral_view etc. on the loaded model, as NNTrain() does after training */
   } else if (ispredict) {
     PetscCall(Predict(net, pin, pset, pout));
   } else {

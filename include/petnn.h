@@ -356,6 +356,13 @@ PETSC_EXTERN PetscErrorCode NNSpectralViewFromOptions(NN, NNData, NNData);
 
 
 /* layer operator norms, Lipschitz bounds, spectral normalization */
+PETSC_EXTERN PetscErrorCode NNLayerComputeOperatorNorm(NN, NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNLayerComputeOperatorNormReference(NN, NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNComputeLipschitzBound(NN, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNOperatorNormView(NN, PetscViewer);
+PETSC_EXTERN PetscErrorCode NNLayerSetSpectralNorm(NNLayer, PetscReal, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerGetSpectralNorm(NNLayer, PetscReal *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNApplySpectralNorm(NN);
 
 
 
