@@ -9,7 +9,7 @@ typedef struct {
   const char *name;
   PetscInt    nd, C, F, in[3]; /* in: (D,) H, W */
   PetscInt    k, s, p, dil, groups;
-  PetscBool   periodic, avgpool;
+  PetscBool   periodic, avgpool, upsample;
 } Case;
 
 static PetscErrorCode Compare(const char what[], PetscReal sigma, PetscReal ref)
@@ -41,7 +41,10 @@ static PetscErrorCode CheckSpatial(const Case *c)
   PetscCall(NNSetSeed(net, 5));
   PetscCall(NNSetLoss(net, NNLOSSMSE));
   PetscCall(NNAddLayer(net, NNLAYERTOSPATIAL, c->nd == 2 ? "sp" : "sp3", NULL));
-  if (c->avgpool) {
+  if (c->upsample) {
+    PetscCall(NNAddLayer(net, NNLAYERUPSAMPLE, "op", &l));
+    PetscCall(NNLayerUpsampleSetScale(l, c->k));
+  } else if (c->avgpool) {
     PetscCall(NNAddLayer(net, c->nd == 2 ? NNLAYERAVGPOOL2D : NNLAYERAVGPOOL3D, "op", &l));
     PetscCall(NNLayerPoolSetKernelSize(l, c->k));
     PetscCall(NNLayerPoolSetStride(l, c->s));
@@ -150,19 +153,65 @@ static PetscErrorCode CheckNetwork(void)
   PetscFunctionReturn(0);
 }
 
+/* blocks: dense -> residual (dense, tanh) -> ODE block (dense, tanh; forward Euler, shared parameters) -> dense:
+   the residual's value is 1 + its inner product and the ODE block's (1 + h L_f)^N */
+static PetscErrorCode CheckBlocks(void)
+{
+  NN        net;
+  NNLayer   l, res, ode, in1, in2;
+  PetscInt  n = 6;
+  PetscReal Lres, Lode, Li, bound, T = 0.5;
+
+  PetscFunctionBegin;
+  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
+  PetscCall(NNSetInputShape(net, 1, &n));
+  PetscCall(NNSetBatchSize(net, 2));
+  PetscCall(NNSetSeed(net, 4));
+  PetscCall(NNSetLoss(net, NNLOSSMSE));
+  PetscCall(NNAddLayer(net, NNLAYERDENSE, "fc", &l));
+  PetscCall(NNLayerDenseSetUnits(l, 5));
+  PetscCall(NNAddLayer(net, NNLAYERRESIDUAL, "res", &res));
+  PetscCall(NNLayerResidualAddLayer(res, NNLAYERDENSE, "res_fc", &in1));
+  PetscCall(NNLayerDenseSetUnits(in1, 5));
+  PetscCall(NNLayerResidualAddLayer(res, NNLAYERTANH, "res_act", NULL));
+  PetscCall(NNAddLayer(net, NNLAYERODE, "ode", &ode));
+  PetscCall(NNLayerODEAddLayer(ode, NNLAYERDENSE, "ode_fc", &in2));
+  PetscCall(NNLayerDenseSetUnits(in2, 5));
+  PetscCall(NNLayerODEAddLayer(ode, NNLAYERTANH, "ode_act", NULL));
+  PetscCall(NNLayerODESetTime(ode, T));
+  PetscCall(NNLayerODESetSteps(ode, 4));
+  PetscCall(NNLayerODESetScheme(ode, NNODE_SCHEME_DISCRETE));
+  PetscCall(NNAddLayer(net, NNLAYERDENSE, "out", &l));
+  PetscCall(NNLayerDenseSetUnits(l, 2));
+  PetscCall(NNSetFromOptions(net));
+  PetscCall(NNSetUp(net));
+  PetscCall(NNLayerComputeOperatorNorm(net, res, &Lres));
+  PetscCall(NNLayerComputeOperatorNorm(net, in1, &Li));
+  PetscCheck(PetscAbsReal(Lres - (1 + Li)) <= 1e-14 * Lres, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "residual: %g is not 1 + %g", (double)Lres, (double)Li);
+  PetscCall(NNLayerComputeOperatorNorm(net, ode, &Lode));
+  PetscCall(NNLayerComputeOperatorNorm(net, in2, &Li));
+  PetscCheck(PetscAbsReal(Lode - PetscPowRealInt(1 + T / 4 * Li, 4)) <= 1e-14 * Lode, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "ODE block: %g is not (1 + h L)^N with L = %g", (double)Lode, (double)Li);
+  PetscCall(NNComputeLipschitzBound(net, &bound));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "residual block: 1 + Lip(inner); ODE block (forward Euler): (1 + h Lip(f))^N\n"));
+  PetscCall(NNOperatorNormView(net, PETSC_VIEWER_STDOUT_WORLD));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
-  /* name, nd, C, F, in (D,H,W), k, s, p, dil, groups, periodic, avgpool */
+  /* name, nd, C, F, in (D,H,W), k (upsample: scale), s, p, dil, groups, periodic, avgpool, upsample */
   const Case cases[] = {
-    {"conv2d 3x3",          2, 2, 3, {1, 8, 6}, 3, 1, 1, 1, 1, PETSC_FALSE, PETSC_FALSE},
-    {"conv2d stride 2",     2, 2, 3, {1, 9, 7}, 3, 2, 1, 1, 1, PETSC_FALSE, PETSC_FALSE},
-    {"conv2d dilation 2",   2, 2, 3, {1, 8, 8}, 3, 1, 2, 2, 1, PETSC_FALSE, PETSC_FALSE},
-    {"conv2d groups 2",     2, 4, 4, {1, 8, 6}, 3, 1, 1, 1, 2, PETSC_FALSE, PETSC_FALSE},
-    {"conv2d periodic",     2, 2, 2, {1, 8, 6}, 3, 1, 1, 1, 1, PETSC_TRUE,  PETSC_FALSE},
-    {"conv2d 5x5 no pad",   2, 1, 4, {1, 10, 8}, 5, 1, 0, 1, 1, PETSC_FALSE, PETSC_FALSE},
-    {"conv3d 3x3x3",        3, 2, 2, {4, 5, 4}, 3, 1, 1, 1, 1, PETSC_FALSE, PETSC_FALSE},
-    {"conv3d stride 2",     3, 1, 2, {5, 6, 6}, 3, 2, 1, 1, 1, PETSC_FALSE, PETSC_FALSE},
-    {"avgpool2d 3 stride 2", 2, 2, 0, {1, 9, 7}, 3, 2, 0, 1, 1, PETSC_FALSE, PETSC_TRUE},
+    {"conv2d 3x3",          2, 2, 3, {1, 8, 6}, 3, 1, 1, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv2d stride 2",     2, 2, 3, {1, 9, 7}, 3, 2, 1, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv2d dilation 2",   2, 2, 3, {1, 8, 8}, 3, 1, 2, 2, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv2d groups 2",     2, 4, 4, {1, 8, 6}, 3, 1, 1, 1, 2, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv2d periodic",     2, 2, 2, {1, 8, 6}, 3, 1, 1, 1, 1, PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE},
+    {"conv2d 5x5 no pad",   2, 1, 4, {1, 10, 8}, 5, 1, 0, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv3d 3x3x3",        3, 2, 2, {4, 5, 4}, 3, 1, 1, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"conv3d stride 2",     3, 1, 2, {5, 6, 6}, 3, 2, 1, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE},
+    {"avgpool2d 3 stride 2", 2, 2, 0, {1, 9, 7}, 3, 2, 0, 1, 1, PETSC_FALSE, PETSC_TRUE, PETSC_FALSE},
+    {"upsample2d 2",        2, 2, 0, {1, 4, 3}, 2, 1, 0, 1, 1, PETSC_FALSE, PETSC_FALSE, PETSC_TRUE},
   };
 
   PetscFunctionBeginUser;
@@ -170,6 +219,7 @@ int main(int argc, char **argv)
   PetscCall(CheckDense());
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) PetscCall(CheckSpatial(&cases[i]));
   PetscCall(CheckNetwork());
+  PetscCall(CheckBlocks());
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -14,7 +14,8 @@
    as in operatorshell.c. The vector v (unit, input space of one sample) is the layer buffer
    "weight_v", so checkpoints and restarts continue bitwise. One iteration: w = A v, z = A^T w,
    sigma = ||z|| / ||w||, v <- z / ||z||. Since ||A v||^2 = v^T A^T A v <= ||A^T A v|| <= sigma_max ||A v||
-   for a unit v, the estimate approaches sigma_max FROM BELOW: after the projection the exact norm
+   for a unit v, the estimate approaches sigma_max FROM BELOW (the first step starts from a fixed
+   pseudo-random vector and runs 15 extra iterations, as torch's spectral_norm does at set-up): after the projection the exact norm
    may exceed c by the power iteration's error (small once the warm start has converged; raise
    -<layer>_spectral_norm_its for a tighter bound, and check with -nn_spectral_view). */
 #include <petnn/private/spectralimpl.h>

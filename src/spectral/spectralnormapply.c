@@ -5,6 +5,8 @@
 
 static PetscLogEvent NN_SpectralNorm = 0;
 
+#define NN_SPECTRAL_NORM_COLD_ITS 15
+
 /* a deterministic start when the buffer is still zero (no random draws: other streams stay as they were) */
 static void NNSpectralNormStart(PetscInt n, PetscScalar *v)
 {
@@ -60,7 +62,7 @@ static PetscErrorCode NNPowerIterationDense(NNLayer l, PetscInt its, PetscScalar
 
 /* convolutions: the same on the operator of one sample, distributed like the layer's activations; v is
    replicated in PyTorch order (C,[D,]H,W) and stays bitwise equal on every rank (a sum with zeros) */
-static PetscErrorCode NNPowerIterationShell(NNLayer l, NNSpectralNorm *sn, PetscScalar *v, PetscReal *sigma)
+static PetscErrorCode NNPowerIterationShell(NNLayer l, PetscInt its, NNSpectralNorm *sn, PetscScalar *v, PetscReal *sigma)
 {
   MPI_Comm     comm = PetscObjectComm((PetscObject)l);
   NNLinearOp  *o;
@@ -76,7 +78,7 @@ static PetscErrorCode NNPowerIterationShell(NNLayer l, NNSpectralNorm *sn, Petsc
   PetscCall(PetscMalloc3(o->min, &vl, o->mout, &w, o->min, &z));
   PetscCall(NNSpatialCopy(dm, 1, &l->inshape, 1, v, vl, PETSC_TRUE)); /* [pixel][c] of the rank's pixels */
   *sigma = 0;
-  for (PetscInt k = 0; k < sn->its; k++) {
+  for (PetscInt k = 0; k < its; k++) {
     PetscReal n2[2];
     PetscCall(NNLinearOpApply(o, vl, w));
     PetscCall(NNLinearOpApplyTranspose(o, w, z));
@@ -101,6 +103,7 @@ static PetscErrorCode NNLayerApplySpectralNorm(NNLayer l, NNSpectralNorm *sn)
   NNTensor    *tv = NULL, *tw = NULL;
   PetscScalar *v, *W;
   PetscBool    dense;
+  PetscInt     its = sn->its;
 
   PetscFunctionBegin;
   for (PetscInt t = 0; t < l->ntensors; t++) {
@@ -112,10 +115,13 @@ static PetscErrorCode NNLayerApplySpectralNorm(NNLayer l, NNSpectralNorm *sn)
   }
   PetscCheck(tv && tw, PetscObjectComm((PetscObject)l), PETSC_ERR_PLIB, "Layer %s: spectral normalization without its tensors", ((PetscObject)l)->name);
   v = l->buf + tv->offset;
-  if (NNDot(tv->size, v) == 0) NNSpectralNormStart(tv->size, v);
+  if (NNDot(tv->size, v) == 0) { /* a cold start (the first step): 15 more iterations, as torch's spectral_norm does at set-up */
+    NNSpectralNormStart(tv->size, v);
+    its += NN_SPECTRAL_NORM_COLD_ITS;
+  }
   PetscCall(PetscObjectTypeCompare((PetscObject)l, NNLAYERDENSE, &dense));
-  if (dense) PetscCall(NNPowerIterationDense(l, sn->its, v, &sn->sigma));
-  else PetscCall(NNPowerIterationShell(l, sn, v, &sn->sigma));
+  if (dense) PetscCall(NNPowerIterationDense(l, its, v, &sn->sigma));
+  else PetscCall(NNPowerIterationShell(l, its, sn, v, &sn->sigma));
   if (sn->sigma > sn->c) {
     PetscReal s = sn->c / sn->sigma;
     W           = (PetscScalar *)l->theta + tw->offset; /* the network's parameter array, lent writable by NNBeginLayerCalls() */
