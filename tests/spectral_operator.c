@@ -153,12 +153,12 @@ static PetscErrorCode CheckNetwork(void)
   PetscFunctionReturn(0);
 }
 
-/* blocks: dense -> residual (dense, tanh) -> ODE block (dense, tanh; forward Euler, shared parameters) -> dense:
+/* blocks: dense -> batchnorm1d -> sigmoid -> residual (dense, tanh) -> ODE block (dense, tanh; forward Euler, shared parameters) -> dense:
    the residual's value is 1 + its inner product and the ODE block's (1 + h L_f)^N */
 static PetscErrorCode CheckBlocks(void)
 {
   NN        net;
-  NNLayer   l, res, ode, in1, in2;
+  NNLayer   l, res, ode, in1, in2, bn, sig;
   PetscInt  n = 6;
   PetscReal Lres, Lode, Li, bound, T = 0.5;
 
@@ -170,6 +170,9 @@ static PetscErrorCode CheckBlocks(void)
   PetscCall(NNSetLoss(net, NNLOSSMSE));
   PetscCall(NNAddLayer(net, NNLAYERDENSE, "fc", &l));
   PetscCall(NNLayerDenseSetUnits(l, 5));
+  PetscCall(NNAddLayer(net, NNLAYERBATCHNORM1D, "bn", &bn));
+  PetscCall(NNLayerBatchNormSetEpsilon(bn, 1e-3));
+  PetscCall(NNAddLayer(net, NNLAYERSIGMOID, "sig", &sig));
   PetscCall(NNAddLayer(net, NNLAYERRESIDUAL, "res", &res));
   PetscCall(NNLayerResidualAddLayer(res, NNLAYERDENSE, "res_fc", &in1));
   PetscCall(NNLayerDenseSetUnits(in1, 5));
@@ -185,6 +188,10 @@ static PetscErrorCode CheckBlocks(void)
   PetscCall(NNLayerDenseSetUnits(l, 2));
   PetscCall(NNSetFromOptions(net));
   PetscCall(NNSetUp(net));
+  PetscCall(NNLayerComputeOperatorNorm(net, bn, &Li)); /* freshly initialized: gamma 1, running variance 1 */
+  PetscCheck(PetscAbsReal(Li - 1 / PetscSqrtReal(1 + 1e-3)) <= 1e-15, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "batch norm: %.17g is not 1/sqrt(1 + eps)", (double)Li);
+  PetscCall(NNLayerComputeOperatorNorm(net, sig, &Li));
+  PetscCheck(Li == 0.25, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "sigmoid: %g is not 1/4", (double)Li);
   PetscCall(NNLayerComputeOperatorNorm(net, res, &Lres));
   PetscCall(NNLayerComputeOperatorNorm(net, in1, &Li));
   PetscCheck(PetscAbsReal(Lres - (1 + Li)) <= 1e-14 * Lres, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "residual: %g is not 1 + %g", (double)Lres, (double)Li);
@@ -192,7 +199,7 @@ static PetscErrorCode CheckBlocks(void)
   PetscCall(NNLayerComputeOperatorNorm(net, in2, &Li));
   PetscCheck(PetscAbsReal(Lode - PetscPowRealInt(1 + T / 4 * Li, 4)) <= 1e-14 * Lode, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "ODE block: %g is not (1 + h L)^N with L = %g", (double)Lode, (double)Li);
   PetscCall(NNComputeLipschitzBound(net, &bound));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "residual block: 1 + Lip(inner); ODE block (forward Euler): (1 + h Lip(f))^N\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "batch norm (eval) max |gamma|/sqrt(var + eps); sigmoid 1/4; residual block 1 + Lip(inner); ODE block (forward Euler) (1 + h Lip(f))^N\n"));
   PetscCall(NNOperatorNormView(net, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
