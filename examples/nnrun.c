@@ -4,7 +4,7 @@ static char help[] = "PetNN's generic driver: builds a network from the options 
                      "  -mode tao     full-batch training through TAO (-tao_type lmvm, ...)\n"
                      "  -mode eval    loss and accuracy of a loaded checkpoint on the test data, and for a\n"
                      "                classifier the confusion matrix (rows: true class, columns: predicted), and the\n"
-                     "                spectral views the options ask for (-<block>_spectrum_view, ...)\n"
+                     "                spectral views the options ask for (-nn_spectral_view, -<block>_spectrum_view)\n"
                      "  -mode predict outputs of the network for the samples in -predict_input (an HDF5 dataset\n"
                      "                -predict_dataset [N, d1, ...], default x, or a PETSc binary Vec), written to\n"
                      "                -predict_output (.h5: dataset predictions [N, k]; otherwise a PETSc binary Vec)\n"
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
     PetscCall(TaoDestroy(&tao));
   } else if (iseval) {
     PetscCall(Evaluate(net, test));
-    PetscCall(NNSpectralViewFromOptions(net, NULL, test)); /* -<block>_spectrum_view, ... of the loaded model */
+    PetscCall(NNSpectralViewFromOptions(net, NULL, test)); /* -nn_spectral_view, -<block>_spectrum_view of the loaded model, as NNTrain() does after training */
   } else if (ispredict) {
     PetscCall(Predict(net, pin, pset, pout));
   } else {

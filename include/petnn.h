@@ -380,6 +380,13 @@ PETSC_EXTERN PetscErrorCode NNODECheckStability(NN, const char[], PetscInt, cons
 PETSC_EXTERN PetscErrorCode NNODESpectrumView(NN, const char[], PetscInt, Vec, PetscViewer);
 
 /* layer operator norms, Lipschitz bounds, spectral normalization */
+PETSC_EXTERN PetscErrorCode NNLayerComputeOperatorNorm(NN, NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNLayerComputeOperatorNormReference(NN, NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNComputeLipschitzBound(NN, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNOperatorNormView(NN, PetscViewer);
+PETSC_EXTERN PetscErrorCode NNLayerSetSpectralNorm(NNLayer, PetscReal, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerGetSpectralNorm(NNLayer, PetscReal *, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNApplySpectralNorm(NN);
 
 
 

@@ -1,5 +1,6 @@
 /* Package registration: classes, types, log events (PETSc's XXXInitializePackage pattern). */
 #include <petnn/private/nnimpl.h>
+#include <petnn/private/spectralimpl.h>
 
 PetscClassId  NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID;
 PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
@@ -64,6 +65,8 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(NNDataRegisterAllTypes());
   PetscCall(NNLossRegisterAllTypes());
   NNTrainerConstructor = NNCreateTrainer;
+  NNLayerSetFromOptionsHook = NNLayerSetFromOptions_SpectralNorm; /* -<layer>_spectral_norm */
+  NNLayerSetUpHook          = NNLayerSetUp_SpectralNorm;
   /* network-level events; every layer type adds its own forward/backward events */
   PetscCall(PetscLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
   PetscCall(PetscLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));

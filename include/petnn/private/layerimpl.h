@@ -88,6 +88,9 @@ struct _p_NNLayer {
 };
 
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
+/* set by the package registration (src/sys/dlregis.c): the layer options and set-up of spectral normalization (src/spectral/spectralnorm.c) */
+PETSC_INTERN PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode (*NNLayerSetUpHook)(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerSetUpLocalSize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerGetEvents(const char[], PetscLogEvent *, PetscLogEvent *); /* forward and backward events of a type (-log_view) */
 /* a type-specific function (setter, getter) composed on the layers of a type and found by name with

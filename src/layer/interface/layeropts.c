@@ -3,6 +3,9 @@
    layers of other types. */
 #include <petnn/private/nnimpl.h>
 
+/* options of a layer that another part of the library reads (-<prefix>spectral_norm: src/spectral), set by the package registration */
+PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, PetscOptionItems *) = NULL;
+
 /* the layers being configured, outermost first: a residual or ODE block whose -<name>_layers lists
    the block itself or a block around it would otherwise nest without end */
 #define NN_MAX_NESTING 32
@@ -20,6 +23,7 @@ static PetscErrorCode NNLayerSetFromOptions_Private(NNLayer l)
   if (flg) PetscCall(NNLayerSetType(l, type));
   PetscCheck(((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no type: give -%stype", ((PetscObject)l)->name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   PetscTryTypeMethod(l, setfromoptions, PetscOptionsObject);
+  if (NNLayerSetFromOptionsHook) PetscCall((*NNLayerSetFromOptionsHook)(l, PetscOptionsObject));
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)l, PetscOptionsObject));
   PetscOptionsEnd();
   PetscFunctionReturn(0);

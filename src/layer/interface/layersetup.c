@@ -1,6 +1,9 @@
 /* NNLayer set-up: output shape and tensors (NNLayerSetUp()), the input layout and the output Vec. */
 #include <petnn/private/nnimpl.h>
 
+/* tensors another part of the library adds after the type's set-up (the spectral normalization's buffer: src/spectral), set by the package registration */
+PetscErrorCode (*NNLayerSetUpHook)(NNLayer) = NULL;
+
 static PetscBool NNLayerIsPointwise(NNLayer l)
 {
   return (PetscBool)(l->nparam == 0 && l->nchildren == 0 && NNShapeSize(&l->inshape) == NNShapeSize(&l->outshape));
@@ -58,6 +61,7 @@ PetscErrorCode NNLayerSetUp(NNLayer l)
   l->nbuf     = 0;
   l->outshape = l->inshape;
   PetscUseTypeMethod(l, setup);
+  if (NNLayerSetUpHook) PetscCall((*NNLayerSetUpHook)(l));
   l->setupcalled = PETSC_TRUE;
   PetscCall(NNLayerSetUpLocalSize(l));
   PetscFunctionReturn(0);

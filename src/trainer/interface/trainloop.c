@@ -125,6 +125,7 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
   c->cur->epoch_loss += c->v[2 * p->trainer];
   c->cur->epoch_correct += (PetscInt)c->v[2 * p->trainer + 1];
   PetscCall(NNParallelOptStep(net, c->tr->opt));
+  PetscCall(NNApplySpectralNorm(net)); /* -<layer>_spectral_norm: a no-op without it */
   c->cur->step++;
   c->cur->batch = b + 1;
   PetscCall(NNTrainerMonitorStep(c->tr, c->cur->epoch, c->cur->step, c->v[2 * p->trainer] / st->n));
