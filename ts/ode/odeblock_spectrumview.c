@@ -18,7 +18,7 @@ PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer l, PetscOptionItems *PetscOp
   PetscInt          n = 16;
 
   PetscFunctionBegin;
-  PetscCall(PetscOptionsViewer("-spectrum_view", "Print eigenvalues of df/du and the step's stability at the end of training (SLEPc)", "NNODESpectrumView", &v, &fmt, &o->spec.view));
+  PetscCall(PetscOptionsViewer("-spectrum_view", "Print eigenvalues of df/du and the step's stability at the end of training " NN_SLEPC_NOTE, "NNODESpectrumView", &v, &fmt, &o->spec.view));
   PetscCall(PetscViewerDestroy(&v)); /* opened again when the view is printed */
   /* no value means warn; otherwise none, warn or error (read before PetscOptionsEnum(), whose errors leak in PETSc 3.18) */
   PetscCall(PetscOptionsGetString(((PetscObject)l)->options, ((PetscObject)l)->prefix, "-stability_check", chk, sizeof(chk), &flg));

@@ -2,6 +2,13 @@
 #pragma once
 
 #include <petnn.h>
+
+/* the end of the -help line of an option that needs SLEPc */
+#if defined(PETNN_HAVE_SLEPC)
+  #define NN_SLEPC_NOTE "(SLEPc: built in)"
+#else
+  #define NN_SLEPC_NOTE "(needs SLEPc: this PetNN was built without it)"
+#endif
 #include <petsc/private/petscimpl.h>
 #include <petscdmda.h>
 #include <stdint.h>

@@ -362,6 +362,11 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCall(PetscOptionsInt("-nn_seed", "Random seed", "NNSetSeed", seed, &seed, &flg));
   if (flg) PetscCall(NNSetSeed(net, seed));
   PetscCall(PetscOptionsBool("-nn_pool_before_activation", "Run max pooling before the ReLU in front of it (same result, fewer entries)", "NNSetPoolBeforeActivation", net->reorder.poolfirst, &net->reorder.poolfirst, NULL));
+  { /* listed for -help here; NNSpectralViewFromOptions() reads them after training */
+    PetscBool on = PETSC_FALSE;
+    PetscCall(PetscOptionsBool("-nn_spectral_view", "After training: spectral norm of every layer and the Lipschitz bound " NN_SLEPC_NOTE, "NNOperatorNormView", on, &on, NULL));
+    PetscCall(PetscOptionsBool("-nn_hessian_view", "After training: top eigenvalues of the loss Hessian " NN_SLEPC_NOTE, "NNComputeHessianEigenvalues", on, &on, NULL));
+  }
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)net, PetscOptionsObject)); /* the trainer's options (NNGetTrainer()) */
   PetscOptionsEnd();
   net->setfromoptionscalled = PETSC_TRUE;
