@@ -156,8 +156,10 @@ static int FUZZ_CAT(FuzzOne_, FUZZ_NAME)(const uint8_t *, size_t);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-  int   n      = 1; /* libFuzzer's own flags are not PETSc options */
-  char *args[] = {(*argv)[0], NULL}, **a = args;
+  /* libFuzzer's own flags are not PETSc options; PETSc's SIGSEGV handler would abort before the
+     sanitizer reports the crash and libFuzzer saves the input */
+  int   n      = 2;
+  char *args[] = {(*argv)[0], (char *)"-no_signal_handler", NULL}, **a = args;
 
   (void)argc;
   return FuzzInitialize(&n, &a);

@@ -45,6 +45,8 @@ PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
 /* ---------------------------------------------------------------- losses */
 /* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */
 PETSC_INTERN PetscErrorCode NNLossGetOps(NNLossType, NNLossOps *);
+/* src/nn/interface/nnsetup.c: frees act[] and dact[], also those a failed set-up left partly made */
+PETSC_INTERN PetscErrorCode NNDestroyActivationVecs(NN);
 PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);
 
 /* ---------------------------------------------------------------- optimizers */

@@ -537,8 +537,7 @@ PetscErrorCode NNDestroy(NN *net)
   }
   for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
   PetscCall(PetscFree2((*net)->layers, (*net)->added.layers));
-  if ((*net)->act) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->act));
-  if ((*net)->dact) PetscCall(VecDestroyVecs((*net)->nact, &(*net)->dact));
+  PetscCall(NNDestroyActivationVecs(*net));
   PetscCall(VecDestroy(&(*net)->theta));
   PetscCall(VecDestroy(&(*net)->dtheta));
   PetscCall(VecDestroy(&(*net)->buf));

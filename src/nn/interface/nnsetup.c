@@ -1,6 +1,22 @@
 /* Setting a network up: layer shapes, the parameter layout, pointers into it, initialization, tensor walks. */
 #include <petnn/private/nnimpl.h>
 
+
+/* the activation and gradient Vecs, one by one: after a failed set-up some are NULL, and one made
+   by VecCreate() whose VecSetType() failed (an allocation refused) has no type, so the
+   VecDestroyVecs() dispatch through the first Vec's ops would call a NULL function */
+PetscErrorCode NNDestroyActivationVecs(NN net)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nact; i++) {
+    if (net->act) PetscCall(VecDestroy(&net->act[i]));
+    if (net->dact) PetscCall(VecDestroy(&net->dact[i]));
+  }
+  PetscCall(PetscFree(net->act));
+  PetscCall(PetscFree(net->dact));
+  PetscFunctionReturn(0);
+}
+
 /* assigns each layer's slice, parent before children; children of a layer with ncopies > 1 get copy 0,
    and the further copies follow it (l->pcopy, l->bcopy apart) */
 static PetscErrorCode NNLayout(NN net, NNLayer l, PetscInt *poff, PetscInt *boff)
@@ -181,8 +197,7 @@ PetscErrorCode NNSetUp(NN net)
   }
 
   /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
-  if (net->act) PetscCall(VecDestroyVecs(net->nact, &net->act));
-  if (net->dact) PetscCall(VecDestroyVecs(net->nact, &net->dact));
+  PetscCall(NNDestroyActivationVecs(net));
   net->nact = net->nlayers + 1;
   PetscCall(PetscCalloc1(net->nlayers + 1, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
   PetscCall(PetscCalloc1(net->nlayers + 1, &net->dact));
