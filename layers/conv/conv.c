@@ -37,7 +37,8 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
   MPI_Comm      comm = PetscObjectComm((PetscObject)l);
   const char   *pre  = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
   const char   *name = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
-  PetscInt      nd = d->nd, C, No[3], wdim[5], ntap = 1;
+  PetscInt      nd = d->nd, C, No[3], wdim[5];
+  PetscInt64    ntap = 1; /* kernel taps, counted in 64 bits: huge kernels must not overflow before they are refused */
   NNShape      *in = &l->inshape;
 
   PetscFunctionBegin;
@@ -59,6 +60,7 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
     PetscCheck(d->k[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): kernel size %" PetscInt_FMT " along the %s must be positive (-%skernel)", name, type, d->k[a], NNConvAxisName[a], pre);
     PetscCheck(d->s[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): stride %" PetscInt_FMT " along the %s must be positive (-%sstride)", name, type, d->s[a], NNConvAxisName[a], pre);
     PetscCheck(d->dil[a] > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): dilation %" PetscInt_FMT " along the %s must be positive (-%sdilation)", name, type, d->dil[a], NNConvAxisName[a], pre);
+    PetscCheck((PetscInt64)d->dil[a] * (d->k[a] - 1) + 1 <= PETSC_MAX_INT / 4, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): kernel %" PetscInt_FMT " with dilation %" PetscInt_FMT " along the %s spans more pixels than a PetscInt counts (-%skernel, -%sdilation)", name, type, d->k[a], d->dil[a], NNConvAxisName[a], pre, pre);
     d->w.N[a]   = in->dim[nd - a];
     d->w.k[a]   = d->k[a];
     d->w.s[a]   = d->s[a];
@@ -69,6 +71,7 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
                  "Layer %s (%s): periodic padding keeps the input's size, so it needs stride 1, an odd kernel and padding dilation*(kernel-1)/2 along every axis; along the %s got kernel %" PetscInt_FMT ", stride %" PetscInt_FMT ", dilation %" PetscInt_FMT ", padding %" PetscInt_FMT " (-%skernel, -%sstride, -%sdilation, -%spadding; leave -%spadding unset for the default)",
                  name, type, NNConvAxisName[a], d->k[a], d->s[a], d->dil[a], d->w.p[a], pre, pre, pre, pre, pre);
     ntap *= d->k[a];
+    PetscCheck(ntap * (C / d->groups) <= PETSC_MAX_INT / d->filters - 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): %" PetscInt_FMT " filters of %" PetscInt_FMT " channels and kernel %" PetscInt_FMT " along the %s make more weights than a PetscInt counts (-%sfilters, -%skernel)", name, type, d->filters, C / d->groups, d->k[a], NNConvAxisName[a], pre, pre);
   }
   PetscCall(NNSpatialWindowOutputSize(l, &d->w, No));
   wdim[0] = d->filters;

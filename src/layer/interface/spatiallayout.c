@@ -22,14 +22,14 @@ PetscErrorCode NNSpatialWindowOutputSize(NNLayer l, const NNSpatialWindow *w, Pe
 
   PetscFunctionBegin;
   for (PetscInt a = 0; a < 3; a++) {
-    PetscInt span = w->dil[a] * (w->k[a] - 1) + 1;
+    PetscInt64 span = (PetscInt64)w->dil[a] * (w->k[a] - 1) + 1, extent = (PetscInt64)w->N[a] + 2 * (PetscInt64)w->p[a]; /* 64 bits: huge kernels or paddings are refused, not wrapped */
     if (a >= w->nd) {
       No[a] = 1;
       continue;
     }
     PetscCheck(w->k[a] > 0 && w->s[a] > 0 && w->dil[a] > 0 && w->p[a] >= 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Layer %s: kernel %" PetscInt_FMT ", stride %" PetscInt_FMT " and dilation %" PetscInt_FMT " must be positive and padding %" PetscInt_FMT " non-negative", ((PetscObject)l)->name, w->k[a], w->s[a], w->dil[a], w->p[a]);
-    PetscCheck(w->N[a] + 2 * w->p[a] >= span, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s: a window spanning %" PetscInt_FMT " pixels (kernel %" PetscInt_FMT ", dilation %" PetscInt_FMT ") does not fit the input extent %" PetscInt_FMT " along %s with padding %" PetscInt_FMT, ((PetscObject)l)->name, span, w->k[a], w->dil[a], w->N[a], axis[a], w->p[a]);
-    No[a] = (w->N[a] + 2 * w->p[a] - span) / w->s[a] + 1;
+    PetscCheck(extent >= span && extent <= PETSC_MAX_INT, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s: a window spanning %" PetscInt64_FMT " pixels (kernel %" PetscInt_FMT ", dilation %" PetscInt_FMT ") does not fit the input extent %" PetscInt_FMT " along %s with padding %" PetscInt_FMT, ((PetscObject)l)->name, span, w->k[a], w->dil[a], w->N[a], axis[a], w->p[a]);
+    No[a] = (PetscInt)((extent - span) / w->s[a] + 1);
   }
   PetscFunctionReturn(0);
 }
