@@ -301,13 +301,17 @@ PetscErrorCode NNOptSetUp(NNOpt o, Vec theta)
 /*@
    NNOptStep - takes one optimizer step: updates theta given the gradient g
 
+   Notes:
+   An optimizer not set up yet is set up for theta first (NNOptSetUp(): zero state), as PETSc's
+   solvers set themselves up on their first solve.
+
    Level: intermediate
 @*/
 PetscErrorCode NNOptStep(NNOpt o, Vec theta, Vec g)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(o, NNOPT_CLASSID, 1);
-  PetscCheck(o->setupcalled, PetscObjectComm((PetscObject)o), PETSC_ERR_ARG_WRONGSTATE, "Call NNOptSetUp() first");
+  if (!o->setupcalled) PetscCall(NNOptSetUp(o, theta));
   PetscCall(PetscLogEventBegin(NN_OptStep, o, 0, 0, 0));
   o->nsteps++;
   PetscUseTypeMethod(o, step, o->lr, theta, g);
