@@ -6,7 +6,9 @@ static char help[] = "Spatial scaling of a convolutional network on one large sa
                      "gradients, halo buffers; measured with PetscMallocGetCurrentUsage, so run with\n"
                      "-malloc_debug) and the local activation entries.\n\n"
                      "  -M <n> -channels <c> -batch <b> -layers <k> -repeat <r>\n"
-                     "  -da_processors_x/-da_processors_y   the rank grid\n\n";
+                     "  -da_processors_x/-da_processors_y   the rank grid\n"
+                     "  -nn_layers ...  other layers instead of the convolutions (output -channels channels), e.g.\n"
+                     "                  -options_file examples/fno_scaling.opts: Fourier layers (spectral_conv2d)\n\n";
 
 #include <petnn.h>
 #include <petscdmda.h>
@@ -40,6 +42,7 @@ int main(int argc, char **argv)
   PetscMPIInt    size;
   MPI_Comm       comm;
   char           name[16];
+  PetscBool      custom;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -61,7 +64,8 @@ int main(int argc, char **argv)
   PetscCall(NNSetInputDM(net, da));
   PetscCall(NNSetBatchSize(net, nb));
   PetscCall(NNSetLoss(net, NNLOSSMSE));
-  for (PetscInt i = 0; i < nl; i++) {
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-nn_layers", &custom));
+  for (PetscInt i = 0; i < (custom ? 0 : nl); i++) {
     NNLayer l;
     PetscCall(PetscSNPrintf(name, sizeof(name), "conv%" PetscInt_FMT, i + 1));
     PetscCall(NNAddLayer(net, NNLAYERCONV2D, name, &l));
@@ -91,7 +95,8 @@ int main(int argc, char **argv)
   mem[0] = m1 - m0;    /* held between passes */
   mem[1] = mpeak - m0; /* the peak, transient buffers included */
   PetscCallMPI(MPI_Allreduce(mem, memmax, 2, MPI_DOUBLE, MPI_MAX, comm));
-  PetscCall(PetscPrintf(comm, "%d ranks: %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " channels, batch %" PetscInt_FMT ", %" PetscInt_FMT " conv layers: forward+backward %.3f s (fastest of %" PetscInt_FMT "), loss %.6e\n", size, M, M, C, nb, nl, repeat > 0 ? tmin : 0.0, repeat, (double)L));
+  if (custom) PetscCall(NNGetLayers(net, &nl, NULL));
+  PetscCall(PetscPrintf(comm, "%d ranks: %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " channels, batch %" PetscInt_FMT ", %" PetscInt_FMT " %s layers: forward+backward %.3f s (fastest of %" PetscInt_FMT "), loss %.6e\n", size, M, M, C, nb, nl, custom ? "network" : "conv", repeat > 0 ? tmin : 0.0, repeat, (double)L));
   if (memmax[0] > 0) PetscCall(PetscPrintf(comm, "network memory per rank (max over ranks): %.1f MB held, %.1f MB peak\n", memmax[0] / 1048576.0, memmax[1] / 1048576.0));
   else PetscCall(PetscPrintf(comm, "network memory per rank: run with -malloc_debug to measure it\n"));
   PetscCall(VecDestroy(&x));
