@@ -313,6 +313,14 @@ int main(int argc, char **argv)
   PetscCall(ExpectError("groups not dividing the channels", 2, PETSC_TRUE, "-bad_ct_filters 3 -bad_ct_groups 2", "must divide both the 2 input channels and the 3 filters"));
   PetscCall(ExpectError("three kernel sizes for conv_transpose2d", 2, PETSC_TRUE, "-bad_ct_filters 2 -bad_ct_kernel 3,3,3", "-bad_ct_kernel takes 1 or 2 values (height,width)"));
   PetscCall(ExpectError("sequential input", 2, PETSC_FALSE, "-bad_ct_filters 2", "needs a spatial (DMDA) input"));
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (size == 3) { /* width 6 over 3 ranks: 2 inputs each */
+      PetscCall(ExpectError("last rank without outputs", 2, PETSC_TRUE, "-bad_sp_da_processors_x 3 -bad_sp_da_processors_y 1 -bad_ct_filters 2 -bad_ct_kernel 1 -bad_ct_padding 2", "Layer ct (conv_transpose2d): rank 2 along the width gets no output pixels"));
+      PetscCall(ExpectError("halo wider than a rank's inputs", 2, PETSC_TRUE, "-bad_sp_da_processors_x 3 -bad_sp_da_processors_y 1 -bad_ct_filters 2 -bad_ct_kernel 1,7 -bad_ct_stride 1", "Layer ct (conv_transpose2d) needs a halo of 4 pixels but rank 0 along the width holds only 2 of the 6 input pixels"));
+    }
+  }
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -1,7 +1,8 @@
 /*
    Options, view and setters of the transposed convolutions (conv_transpose2d, conv_transpose3d).
    The convolution's public setters (NNLayerConvSetFilters(), ...KernelSize, ...Stride, ...Padding,
-   ...Dilation, ...Groups, ...Bias, ...Threads) work on them too: the same names are composed here.
+   ...Dilation, ...Groups, ...Bias, ...Threads, NNLayerConvGetThreads()) work on them too: the same
+   names are composed here.
    NNLayerConvTransposeSetOutputPadding() is their own.
 */
 #include "conv.h"
@@ -101,6 +102,13 @@ NN_CONVT_SETTER_AXES(Padding, pad)
 NN_CONVT_SETTER_AXES(Dilation, dil)
 NN_CONVT_SETTER_AXES(OutputPadding, opad)
 
+static PetscErrorCode NNLayerConvGetThreads_ConvTranspose(NNLayer l, PetscInt *t)
+{
+  PetscFunctionBegin;
+  *t = ((NNLayer_ConvTranspose *)l->data)->threads;
+  PetscFunctionReturn(0);
+}
+
 static const NNLayerFunction NNConvTransposeFunctions[] = {
   {"NNLayerConvSetFilters_C", (PetscVoidFunction)NNLayerConvSetFilters_ConvTranspose},
   {"NNLayerConvSetKernelSize_C", (PetscVoidFunction)NNLayerConvSetKernelSize_ConvTranspose},
@@ -110,6 +118,7 @@ static const NNLayerFunction NNConvTransposeFunctions[] = {
   {"NNLayerConvSetDilation_C", (PetscVoidFunction)NNLayerConvSetDilation_ConvTranspose},
   {"NNLayerConvSetGroups_C", (PetscVoidFunction)NNLayerConvSetGroups_ConvTranspose},
   {"NNLayerConvSetThreads_C", (PetscVoidFunction)NNLayerConvSetThreads_ConvTranspose},
+  {"NNLayerConvGetThreads_C", (PetscVoidFunction)NNLayerConvGetThreads_ConvTranspose},
   {"NNLayerConvTransposeSetOutputPadding_C", (PetscVoidFunction)NNLayerConvSetOutputPadding_ConvTranspose},
 };
 
