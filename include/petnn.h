@@ -73,6 +73,8 @@ typedef const char *NNLayerType;
 #define NNLAYERAVGPOOL3D   "avgpool3d"
 #define NNLAYERGLOBALAVGPOOL "global_avgpool" /* DMDA activation -> sequential (C) per sample, replicated */
 #define NNLAYERUPSAMPLE    "upsample"        /* nearest-neighbour upsampling by an integer factor (2-d and 3-d) */
+#define NNLAYERCONVTRANSPOSE2D "conv_transpose2d" /* transposed convolution (torch.nn.ConvTranspose2d) on a DMDA activation */
+#define NNLAYERCONVTRANSPOSE3D "conv_transpose3d"
 #define NNLAYERBATCHNORM2D "batchnorm2d"     /* per-channel batch norm over batch and pixels, reduced over ranks */
 #define NNLAYERBATCHNORM3D "batchnorm3d"
 #define NNLAYERODE         "ode"             /* neural ODE block: du/dt = f(u, theta(t), t) on [0,T] by TS/TSAdjoint, f = its inner layers */
@@ -138,6 +140,9 @@ PETSC_EXTERN PetscErrorCode NNLayerPoolGetStride(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerPoolGetPadding(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetScale(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleGetScale(NNLayer, PetscInt *);
+PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetMode(NNLayer, const char[]);
+PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetAlignCorners(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerConvTransposeSetOutputPadding(NNLayer, PetscInt);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;

@@ -21,6 +21,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_AvgPool3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_ConvTranspose2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_ConvTranspose3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
@@ -51,6 +53,8 @@ static const struct {
   {NNLAYERAVGPOOL3D,      NNLayerCreate_AvgPool3d},
   {NNLAYERGLOBALAVGPOOL,  NNLayerCreate_GlobalAvgPool},
   {NNLAYERUPSAMPLE,       NNLayerCreate_Upsample},
+  {NNLAYERCONVTRANSPOSE2D, NNLayerCreate_ConvTranspose2d},
+  {NNLAYERCONVTRANSPOSE3D, NNLayerCreate_ConvTranspose3d},
   {NNLAYERBATCHNORM2D,    NNLayerCreate_BatchNorm2d},
   {NNLAYERBATCHNORM3D,    NNLayerCreate_BatchNorm3d},
   {NNLAYERODE,            NNLayerCreate_ODE},

@@ -1,6 +1,6 @@
 /*
    Private to the convolution layers: layers/conv/conv.c (the layer types), layers/conv/convopts.c (options,
-   setters, getters, view), layers/conv/conv_run.c (threads), layers/conv/conv_im2col.c and
+   setters, getters, view), layers/conv/conv_transpose.c and conv_transpose_opts.c (the transposed convolutions), layers/conv/conv_run.c (threads), layers/conv/conv_im2col.c and
    layers/conv/conv_winograd.c (the two algorithms).
 */
 #pragma once
@@ -33,6 +33,7 @@ typedef struct {
   PetscInt        N[3];                     /* input grid */
   PetscInt        k[3], s[3], p[3], dil[3]; /* kernel, stride, padding, dilation */
   PetscBool       periodic;                 /* taps outside the grid read the periodic halo instead of zeros */
+  PetscBool       transposed;               /* conv_transpose: tap t of output o reads input (o + p - t*dil)/s where that divides */
   PetscInt        nb;                       /* batch capacity: a pixel holds nb*Cin (input) or nb*Cout (output) values */
   PetscInt        ns;                       /* batch slots processed (the n of the pass) */
   PetscInt        Cin, Cout, G, Cg, Og;     /* channels, groups, channels per group */
@@ -109,6 +110,28 @@ typedef struct {
   PetscScalar    *work;
   PetscInt       *iwork;
 } NNLayer_Conv;
+
+/* the conv_transpose2d / conv_transpose3d layer (layers/conv/conv_transpose.c, its options in conv_transpose_opts.c) */
+typedef struct {
+  PetscInt  nd;
+  PetscInt  filters, groups;
+  PetscInt  k[3], s[3], pad[3], opad[3], dil[3]; /* per axis in x, y, z order */
+  PetscBool bias;
+  PetscInt  threads;                             /* 0: OpenBLAS's thread count */
+  char      badopt[32];                          /* a per-axis option given with a wrong number of values, */
+  PetscInt  badcount;                            /* and that number (0: none) */
+
+  PetscInt      No[3];                           /* output extents */
+  NNConvGeom    g;
+  PetscInt      nthreads;
+  NNSpatialHalo h;
+  PetscScalar  *Wp, *dWp, *grad, *work;
+  PetscInt     *iwork;
+} NNLayer_ConvTranspose;
+
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerView_ConvTranspose(NNLayer, PetscViewer);
+PETSC_INTERN PetscErrorCode NNConvTransposeComposeFunctions(NNLayer, PetscBool);
 
 /* convopts.c */
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer, PetscOptionItems *);

@@ -12,6 +12,10 @@
      backward  dB_g    += A^T dY[:, g]                        (weight and bias gradients)
                dA       = dY[:, g] B_g^T, dX += col2im(dA)    (input gradient, only when wanted)
 
+   The transposed convolution (conv_transpose.c) uses the same passes with other tap offsets: its
+   tap t of output o reads input (o + p - t*dil)/s where that is an integer in the grid, and zero
+   columns elsewhere (stride s leaves (s-1)/s of the columns zero along each axis).
+
    Every GEMM has depth Ka (or the tile's rows for dB) instead of Cg for one GEMM per kernel tap.
    When the task's slots are the whole batch, the rows of a tile are contiguous rows of Y and dY
    and the GEMMs use them in place; otherwise they go through a compact copy.
@@ -39,6 +43,32 @@ void NNConvIm2colWorkSize(const NNConvGeom *g, PetscInt *nscalar, PetscInt *nint
   *nint    = g->ntap;
 }
 
+/* conv_transpose: input index of tap t of output o along one axis, -1 where no input lands there */
+static inline PetscInt NNConvTransposeInput(PetscInt o, PetscInt t, PetscInt s, PetscInt p, PetscInt dil, PetscInt N)
+{
+  PetscInt num = o + p - t * dil;
+
+  if (num < 0 || num % s) return -1;
+  return num / s < N ? num / s : -1;
+}
+
+/* conv_transpose: output o sums the inputs i with o = i*s - p + t*dil (PyTorch's scatter, gathered) */
+static void NNConvTransposeTapOffsets(const NNConvGeom *g, const PetscInt o[3], PetscInt *off)
+{
+  PetscInt t = 0;
+
+  for (PetscInt tz = 0; tz < g->k[2]; tz++) {
+    PetscInt iz = NNConvTransposeInput(o[2], tz, g->s[2], g->p[2], g->dil[2], g->N[2]);
+    for (PetscInt ty = 0; ty < g->k[1]; ty++) {
+      PetscInt iy = iz < 0 ? -1 : NNConvTransposeInput(o[1], ty, g->s[1], g->p[1], g->dil[1], g->N[1]);
+      for (PetscInt tx = 0; tx < g->k[0]; tx++) {
+        PetscInt ix = iy < 0 ? -1 : NNConvTransposeInput(o[0], tx, g->s[0], g->p[0], g->dil[0], g->N[0]);
+        off[t++]    = ix < 0 ? -1 : ((iz - g->gs[2]) * g->gm[1] + (iy - g->gs[1])) * g->gm[0] + (ix - g->gs[0]);
+      }
+    }
+  }
+}
+
 /* offsets (in pixels) of the taps of output pixel q in the ghosted input, -1 where zero padding */
 static void NNConvTapOffsets(const NNConvGeom *g, PetscInt q, PetscInt *off)
 {
@@ -47,6 +77,10 @@ static void NNConvTapOffsets(const NNConvGeom *g, PetscInt q, PetscInt *off)
   o[0] = g->os[0] + q % g->om[0];
   o[1] = g->os[1] + (q / g->om[0]) % g->om[1];
   o[2] = g->os[2] + q / (g->om[0] * g->om[1]);
+  if (g->transposed) {
+    NNConvTransposeTapOffsets(g, o, off);
+    return;
+  }
   for (PetscInt tz = 0; tz < g->k[2]; tz++) {
     PetscInt  iz = o[2] * g->s[2] - g->p[2] + tz * g->dil[2];
     PetscBool vz = (PetscBool)(g->periodic || (iz >= 0 && iz < g->N[2]));

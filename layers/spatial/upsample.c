@@ -1,17 +1,28 @@
 /*
    Nearest-neighbour upsampling by an integer factor on the spatial (DMDA) layout
-   (torch.nn.Upsample(scale_factor=s, mode='nearest'), 2-d and 3-d samples).
+   (torch.nn.Upsample(scale_factor=s, mode='nearest'), 2-d and 3-d samples); -mode bilinear
+   (trilinear on 3-d samples) is in layers/spatial/upsample_linear.c and shares the output DMDA.
 
    Output pixel o copies input pixel floor(o/s) along each axis. The output DMDA has the input's
    rank grid with every ownership range multiplied by s, so each rank's outputs read only its own
    inputs: no halo, no communication. Backward: each input pixel receives the sum of the gradients
    of its s^d copies. Both passes work on contiguous [pixel][s*C] runs of nbatch*C entries.
 */
-#include <petnn/private/nnimpl.h>
+#include "upsample.h"
+
+typedef enum {
+  NN_UPSAMPLE_NEAREST,
+  NN_UPSAMPLE_LINEAR
+} NNUpsampleMode;
+static const char *const NNUpsampleModes[] = {"nearest", "bilinear", "trilinear", "linear"}; /* the last three are the same */
 
 typedef struct {
-  PetscInt scale;
-  DM       daout;
+  PetscInt         scale;
+  NNUpsampleMode   mode;
+  PetscBool        align;       /* align_corners (linear mode) */
+  char             badmode[32]; /* an unknown -mode, refused by set-up */
+  DM               daout;
+  NNUpsampleLinear lin;
 } NNLayer_Upsample;
 
 typedef struct {
@@ -33,6 +44,7 @@ static PetscErrorCode NNLayerSetUp_Upsample(NNLayer l)
     PetscCall(NNShapeToString(&l->inshape, sizeof(sh), sh));
     SETERRQ(comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs spatial (C,H,W) or (C,D,H,W) samples but %s produces shape %s", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", sh);
   }
+  PetscCheck(!d->badmode[0], comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Layer %s (%s): unknown -%smode %s; use nearest or bilinear (trilinear and linear are the same)", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->badmode);
   PetscCheck(d->scale > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " must be a positive integer", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
   l->outshape = l->inshape;
   for (PetscInt a = 1; a <= nd; a++) {
@@ -46,6 +58,7 @@ static PetscErrorCode NNLayerReset_Upsample(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(DMDestroy(&((NNLayer_Upsample *)l->data)->daout));
+  PetscCall(NNUpsampleLinearReset(&((NNLayer_Upsample *)l->data)->lin));
   PetscFunctionReturn(0);
 }
 
@@ -71,6 +84,8 @@ static PetscErrorCode NNLayerCreateOutputVec_Upsample(NNLayer l, Vec *y)
   PetscCall(DMSetUp(d->daout));
   for (PetscInt a = 0; a < dim; a++) PetscCall(PetscFree(lo[a]));
   PetscCall(DMCreateGlobalVector(d->daout, y));
+  if (d->mode == NN_UPSAMPLE_LINEAR) PetscCall(NNUpsampleLinearSetUp(l, d->daout, d->scale, d->align, &d->lin));
+  else PetscCall(NNUpsampleLinearReset(&d->lin));
   PetscFunctionReturn(0);
 }
 
@@ -102,6 +117,10 @@ static PetscErrorCode NNLayerForwardVec_Upsample(NNLayer l, PetscInt n PETSC_UNU
 
   PetscFunctionBegin;
   PetscCall(NNUpsampleGeometry(l, &g));
+  if (((NNLayer_Upsample *)l->data)->mode == NN_UPSAMPLE_LINEAR) {
+    PetscCall(NNUpsampleLinearForward(l, &((NNLayer_Upsample *)l->data)->lin, x, y));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
@@ -130,6 +149,10 @@ static PetscErrorCode NNLayerBackwardVec_Upsample(NNLayer l, PetscInt n PETSC_UN
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);
   PetscCall(NNUpsampleGeometry(l, &g));
+  if (((NNLayer_Upsample *)l->data)->mode == NN_UPSAMPLE_LINEAR) {
+    PetscCall(NNUpsampleLinearBackward(l, &((NNLayer_Upsample *)l->data)->lin, dy, dx));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArrayWrite(dx, &dxa));
@@ -161,6 +184,24 @@ static PetscErrorCode NNLayerSetFromOptions_Upsample(NNLayer l, PetscOptionItems
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Upsample layer options");
   PetscCall(PetscOptionsInt("-scale", "Integer upsampling factor along each spatial axis", "NNLayerUpsampleSetScale", d->scale, &d->scale, NULL));
+  { /* a string, checked at set-up: PETSc's list options leak on an unknown value inside the options block */
+    char      mode[sizeof(d->badmode)];
+    PetscBool set;
+    PetscCall(PetscStrncpy(mode, NNUpsampleModes[d->mode == NN_UPSAMPLE_NEAREST ? 0 : 1], sizeof(mode)));
+    PetscCall(PetscOptionsString("-mode", "Interpolation: nearest, or bilinear (trilinear on 3-d samples; trilinear and linear are the same)", "NNLayerUpsampleSetMode", mode, mode, sizeof(mode), &set));
+    d->badmode[0] = 0;
+    if (set) {
+      PetscInt m = -1;
+      for (PetscInt i = 0; i < 4; i++) {
+        PetscBool same;
+        PetscCall(PetscStrcmp(mode, NNUpsampleModes[i], &same));
+        if (same) m = i;
+      }
+      if (m < 0) PetscCall(PetscStrncpy(d->badmode, mode, sizeof(d->badmode)));
+      else d->mode = m ? NN_UPSAMPLE_LINEAR : NN_UPSAMPLE_NEAREST;
+    }
+  }
+  PetscCall(PetscOptionsBool("-align_corners", "Bilinear mode: align the corner pixels of input and output (PyTorch's align_corners)", "NNLayerUpsampleSetAlignCorners", d->align, &d->align, NULL));
   PetscOptionsHeadEnd();
   l->setupcalled = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -168,8 +209,11 @@ static PetscErrorCode NNLayerSetFromOptions_Upsample(NNLayer l, PetscOptionItems
 
 static PetscErrorCode NNLayerView_Upsample(NNLayer l, PetscViewer v)
 {
+  NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
+
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "nearest-neighbour upsampling, scale %" PetscInt_FMT " (no communication)\n", ((NNLayer_Upsample *)l->data)->scale));
+  if (d->mode == NN_UPSAMPLE_LINEAR) PetscCall(PetscViewerASCIIPrintf(v, "%s upsampling, scale %" PetscInt_FMT ", align_corners %s (halo 1)\n", l->inshape.ndim == 4 ? "trilinear" : "bilinear", d->scale, d->align ? "true" : "false"));
+  else PetscCall(PetscViewerASCIIPrintf(v, "nearest-neighbour upsampling, scale %" PetscInt_FMT " (no communication)\n", d->scale));
   PetscFunctionReturn(0);
 }
 
@@ -188,7 +232,34 @@ static PetscErrorCode NNLayerUpsampleGetScale_Upsample(NNLayer l, PetscInt *s)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode NNLayerUpsampleSetMode_Upsample(NNLayer l, const char mode[])
+{
+  NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
+  PetscBool         nearest, linear[3];
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(mode, "nearest", &nearest));
+  PetscCall(PetscStrcmp(mode, "bilinear", &linear[0]));
+  PetscCall(PetscStrcmp(mode, "trilinear", &linear[1]));
+  PetscCall(PetscStrcmp(mode, "linear", &linear[2]));
+  PetscCheck(nearest || linear[0] || linear[1] || linear[2], PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_UNKNOWN_TYPE, "Layer %s (%s): unknown mode \"%s\"; use nearest or bilinear (trilinear and linear are the same)", ((PetscObject)l)->name, ((PetscObject)l)->type_name, mode);
+  d->mode        = nearest ? NN_UPSAMPLE_NEAREST : NN_UPSAMPLE_LINEAR;
+  d->badmode[0]  = 0;
+  l->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerUpsampleSetAlignCorners_Upsample(NNLayer l, PetscBool align)
+{
+  PetscFunctionBegin;
+  ((NNLayer_Upsample *)l->data)->align = align;
+  l->setupcalled                       = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 static const NNLayerFunction NNUpsampleFunctions[] = {
+  {"NNLayerUpsampleSetMode_C", (PetscVoidFunction)NNLayerUpsampleSetMode_Upsample},
+  {"NNLayerUpsampleSetAlignCorners_C", (PetscVoidFunction)NNLayerUpsampleSetAlignCorners_Upsample},
   {"NNLayerUpsampleSetScale_C", (PetscVoidFunction)NNLayerUpsampleSetScale_Upsample},
   {"NNLayerUpsampleGetScale_C", (PetscVoidFunction)NNLayerUpsampleGetScale_Upsample},
 };
@@ -202,20 +273,24 @@ static PetscErrorCode NNLayerDestroy_Upsample(NNLayer l)
 }
 
 /*MC
-   NNLAYERUPSAMPLE - "upsample": nearest-neighbour upsampling by an integer factor
-   (torch.nn.Upsample(scale_factor=s, mode='nearest')) of 2-d (C,H,W) or 3-d (C,D,H,W) spatial DMDA activations
+   NNLAYERUPSAMPLE - "upsample": nearest-neighbour or bilinear/trilinear upsampling by an integer factor
+   (torch.nn.Upsample(scale_factor=s, mode='nearest' or 'bilinear'/'trilinear')) of 2-d (C,H,W) or 3-d (C,D,H,W) spatial DMDA activations
 
-   Options Database Key:
-.  -<prefix>scale <s> - integer factor along every spatial axis (default 2)
+   Options Database Keys:
++  -<prefix>scale <s> - integer factor along every spatial axis (default 2)
+.  -<prefix>mode <nearest,bilinear> - interpolation (default nearest); bilinear is trilinear on 3-d samples
+-  -<prefix>align_corners <bool> - bilinear mode: PyTorch's align_corners (default false)
 
    Notes:
-   Output pixel o copies input pixel floor(o/s) (exact integer arithmetic). The output's ownership
-   ranges are the input's times s, so no communication is needed. The input must be spatial
-   (`NNLAYERTOSPATIAL` first).
+   Nearest: output pixel o copies input pixel floor(o/s) (exact integer arithmetic). The output's
+   ownership ranges are the input's times s, so no communication is needed. Bilinear: output o
+   interpolates inputs floor(src) and floor(src) + 1 (clamped to the grid) at
+   src = max((o + 0.5)/s - 0.5, 0), or src = o (N-1)/(sN-1) with align_corners, as PyTorch does; the
+   input comes with a halo of one pixel. The input must be spatial (`NNLAYERTOSPATIAL` first).
 
    Level: beginner
 
-.seealso: `NNLayerUpsampleSetScale()`, `NNLAYERMAXPOOL2D`, `NNLAYERTOSPATIAL`
+.seealso: `NNLayerUpsampleSetScale()`, `NNLayerUpsampleSetMode()`, `NNLayerUpsampleSetAlignCorners()`, `NNLAYERCONVTRANSPOSE2D`, `NNLAYERMAXPOOL2D`, `NNLAYERTOSPATIAL`
 M*/
 PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer l)
 {
@@ -282,5 +357,62 @@ PetscErrorCode NNLayerUpsampleGetScale(NNLayer l, PetscInt *s)
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscValidIntPointer(s, 2);
   PetscUseMethod(l, "NNLayerUpsampleGetScale_C", (NNLayer, PetscInt *), (l, s));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+   NNLayerUpsampleSetMode - sets the interpolation of an upsample layer
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer (upsample; a no-op on other types)
+-  mode - "nearest" (the default) or "bilinear" (trilinear on 3-d samples; "trilinear" and "linear" are accepted as the same)
+
+   Options Database Key:
+.  -<prefix>mode <nearest,bilinear> - interpolation
+
+   Notes:
+   Bilinear matches torch.nn.Upsample(scale_factor=s, mode='bilinear' or 'trilinear') with
+   align_corners False, or True after `NNLayerUpsampleSetAlignCorners()`.
+
+   Level: beginner
+
+.seealso: `NNLAYERUPSAMPLE`, `NNLayerUpsampleSetScale()`, `NNLayerUpsampleSetAlignCorners()`
+@*/
+PetscErrorCode NNLayerUpsampleSetMode(NNLayer l, const char mode[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidCharPointer(mode, 2);
+  PetscTryMethod(l, "NNLayerUpsampleSetMode_C", (NNLayer, const char[]), (l, mode));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNLayerUpsampleSetAlignCorners - sets PyTorch's align_corners of a bilinear/trilinear upsample layer
+
+   Logically Collective
+
+   Input Parameters:
++  l - the layer (upsample; a no-op on other types)
+-  align - PETSC_TRUE: the corner pixels of input and output coincide, src = o (N-1)/(sN-1); PETSC_FALSE (default): src = (o + 0.5)/s - 0.5
+
+   Options Database Key:
+.  -<prefix>align_corners <bool> - align corners
+
+   Notes:
+   Ignored in nearest mode.
+
+   Level: intermediate
+
+.seealso: `NNLAYERUPSAMPLE`, `NNLayerUpsampleSetMode()`
+@*/
+PetscErrorCode NNLayerUpsampleSetAlignCorners(NNLayer l, PetscBool align)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(l, align, 2);
+  PetscTryMethod(l, "NNLayerUpsampleSetAlignCorners_C", (NNLayer, PetscBool), (l, align));
   PetscFunctionReturn(0);
 }
