@@ -23,6 +23,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
 
 /* The built-in layer types, one row each: the NNLAYER* name of include/petnn.h and its create routine.
@@ -53,6 +55,8 @@ static const struct {
   {NNLAYERUPSAMPLE,       NNLayerCreate_Upsample},
   {NNLAYERBATCHNORM2D,    NNLayerCreate_BatchNorm2d},
   {NNLAYERBATCHNORM3D,    NNLayerCreate_BatchNorm3d},
+  {NNLAYERSPECTRALCONV2D, NNLayerCreate_SpectralConv2d},
+  {NNLAYERSPECTRALCONV3D, NNLayerCreate_SpectralConv3d},
   {NNLAYERODE,            NNLayerCreate_ODE},
 };
 
