@@ -45,7 +45,12 @@ static PetscErrorCode NNSpectralConvCheckShape(NNLayer l)
     PetscCheck(d->modes[a] >= 1 && d->modes[a] <= top, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%smodes value %" PetscInt_FMT " (m%" PetscInt_FMT ", along the %s of %" PetscInt_FMT ") must be in [1, %" PetscInt_FMT "] (%s)", name, type, pre, d->modes[a], a + 1,
                d->nd == 2 ? ax2[a] : ax3[a], N, top, a == d->nd - 1 ? "at most N/2+1, the half spectrum" : "at most N/2, so the two corners do not overlap");
   }
-  PetscCheck((PetscInt64)d->filters * l->inshape.dim[0] * l->nbatch < PETSC_MAX_INT / 4, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): %" PetscInt_FMT " filters, %" PetscInt_FMT " channels and batch %" PetscInt_FMT " are too many for a PetscInt", name, type, d->filters, l->inshape.dim[0], l->nbatch);
+  {
+    PetscReal nw = 8.0 * d->filters * l->inshape.dim[0]; /* four corners of complex weights (in floating point: no overflow) */
+    for (PetscInt a = 0; a < d->nd; a++) nw *= d->modes[a];
+    PetscCheck(nw < (PetscReal)PETSC_MAX_INT, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): %" PetscInt_FMT " filters, %" PetscInt_FMT " channels and the -%smodes make more weights than a PetscInt counts", name, type, d->filters, l->inshape.dim[0], pre);
+  }
+  PetscCheck((PetscReal)d->filters * l->inshape.dim[0] * l->nbatch < PETSC_MAX_INT / 4, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): %" PetscInt_FMT " filters, %" PetscInt_FMT " channels and batch %" PetscInt_FMT " are too many for a PetscInt", name, type, d->filters, l->inshape.dim[0], l->nbatch);
   PetscFunctionReturn(0);
 }
 
