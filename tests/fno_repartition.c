@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 /*TEST
 
    testset:
-      requires: fftw
+      requires: petnn_fftw
       test:
          suffix: 1
          nsize: 1

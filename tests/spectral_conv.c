@@ -413,7 +413,7 @@ int main(int argc, char **argv)
 /*TEST
 
    testset:
-      requires: fftw
+      requires: petnn_fftw
       test:
          suffix: 1
          nsize: 1
@@ -446,7 +446,7 @@ int main(int argc, char **argv)
    # against a torch.fft implementation of the reference SpectralConv2d/3d (+ the 1x1 convolution) and
    # small FNOs, forward, backward and 3 Adam steps (tests/torch_crosscheck_fno.py), on uneven rank grids
    testset:
-      requires: torch fftw
+      requires: torch petnn_fftw
       timeoutfactor: 2
       command: /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/torch_crosscheck_fno.py ${PETNN_BINARY_DIR}/examples/nnrun ${PETNN_BINARY_DIR}/tests/crosscheck_spatial --nsize ${nsize} --mpiexec "${mpiexec}"
       test:
@@ -462,7 +462,7 @@ int main(int argc, char **argv)
    # the comparison can fail: PetNN gets the inputs scaled by 1 + 1e-8 and every case must notice
    test:
       suffix: torch_perturbed
-      requires: torch fftw
+      requires: torch petnn_fftw
       command: /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/torch_crosscheck_fno.py ${PETNN_BINARY_DIR}/examples/nnrun ${PETNN_BINARY_DIR}/tests/crosscheck_spatial --perturb 1e-8 --only "spectral_conv2d even,spectral_conv3d modes 3,fno 2-d"
 
 TEST*/
