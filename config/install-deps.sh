@@ -11,6 +11,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   petsc-dev slepc-dev libopenmpi-dev openmpi-bin libopenblas-dev zlib1g-dev
+  libfftw3-dev libfftw3-mpi-dev
   libpetsc3.18-dev-examples
   dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy

@@ -77,6 +77,8 @@ typedef const char *NNLayerType;
 #define NNLAYERCONVTRANSPOSE3D "conv_transpose3d"
 #define NNLAYERBATCHNORM2D "batchnorm2d"     /* per-channel batch norm over batch and pixels, reduced over ranks */
 #define NNLAYERBATCHNORM3D "batchnorm3d"
+#define NNLAYERSPECTRALCONV2D "spectral_conv2d" /* Fourier neural operator layer (FFTW MPI): rfft2, kept modes x weights, irfft2, + 1x1 path */
+#define NNLAYERSPECTRALCONV3D "spectral_conv3d"
 #define NNLAYERODE         "ode"             /* neural ODE block: du/dt = f(u, theta(t), t) on [0,T] by TS/TSAdjoint, f = its inner layers */
 
 PETSC_EXTERN PetscFunctionList NNLayerList;
@@ -143,6 +145,9 @@ PETSC_EXTERN PetscErrorCode NNLayerUpsampleGetScale(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetMode(NNLayer, const char[]);
 PETSC_EXTERN PetscErrorCode NNLayerUpsampleSetAlignCorners(NNLayer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerConvTransposeSetOutputPadding(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetFilters(NNLayer, PetscInt);
+PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetModes(NNLayer, PetscInt, const PetscInt[]);
+PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetLinear(NNLayer, PetscBool);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;

@@ -25,6 +25,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ConvTranspose2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ConvTranspose3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv2d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
 
 /* The built-in layer types, one row each: the NNLAYER* name of include/petnn.h and its create routine.
@@ -57,6 +59,8 @@ static const struct {
   {NNLAYERCONVTRANSPOSE3D, NNLayerCreate_ConvTranspose3d},
   {NNLAYERBATCHNORM2D,    NNLayerCreate_BatchNorm2d},
   {NNLAYERBATCHNORM3D,    NNLayerCreate_BatchNorm3d},
+  {NNLAYERSPECTRALCONV2D, NNLayerCreate_SpectralConv2d},
+  {NNLAYERSPECTRALCONV3D, NNLayerCreate_SpectralConv3d},
   {NNLAYERODE,            NNLayerCreate_ODE},
 };
 
