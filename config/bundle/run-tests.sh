@@ -34,7 +34,7 @@ npass=0
 nfail=0
 failed=()
 run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pass
-  local desc=$1 i n exe args cmd out err expected c rel rundir rc ok=0
+  local desc=$1 i n exe args cmd out err expected c rel rundir rc ok=0 cands=()
   unset T_NSIZE T_ARGS T_FILTER T_FILTER_OUTPUT T_DIFF_ARGS T_ENV T_ERROR T_LOCALRUNFILES
   # shellcheck disable=SC1090
   source "$desc"

@@ -8,7 +8,8 @@
 #   1. size: the tarball is at most 60 MiB;
 #   2. ldd: every library of every ELF file of the bundle (programs, libpetnn, the closure, Open MPI's
 #      MCA components, PMIx's and hwloc's plugins) resolves inside the bundle, glibc's own libraries
-#      and the vdso excepted; prints the resolution of nnrun, libpetnn and one MCA component;
+#      and the vdso excepted (and, in a CUDA build, the node's NVIDIA driver and CUDA libraries, which it
+#      lists); prints the resolution of nnrun, libpetnn and one MCA component;
 #   3. the demos through bin/petnn-demo on 1 and 2 ranks with the bundle's mpiexec: Fashion-MNIST
 #      (`make demo`, 2 epochs; its data from FASHION_MNIST_DIR, default /usr/share/datasets/
 #      fashion-mnist, skipped when absent; the test accuracy must reach 0.8) and Peaks
@@ -35,6 +36,8 @@ tarball=$(readlink -f "$tarball")
 fashion=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 quick=${PETNN_BUNDLE_TEST_QUICK:-0}
 glibc_re='^(linux-vdso\.so\.1|ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libmvec\.so\.1|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libutil\.so\.1|libresolv\.so\.2|libanl\.so\.1)$'
+# a CUDA build of PetNN may take these from the node (its driver, its CUDA toolkit): allowed, listed
+node_re='^(libcuda\.so|libnvidia-|libcudart|libcublas|libcublasLt|libcudnn|libnccl|libcufft|libcurand|libcusparse|libcusolver|libnvrtc|libnvJitLink|libnvToolsExt)'
 fail=0
 bad() { echo "test-bundle: FAIL: $*"; fail=1; }
 step() { echo; echo "== $*"; }
@@ -64,6 +67,7 @@ ldd_check() { # $1: bundle root; the ELF files are found there
       refs=$((refs + 1))
       [[ $(basename "$lib") =~ $glibc_re ]] && continue
       [ "$arrow" = "=>" ] && [[ $path == "$b"/* ]] && continue
+      if [[ $lib =~ $node_re ]]; then echo "${f#"$b"/}: $lib $arrow $path" >>"$scratch/node-libs.txt"; continue; fi
       echo "${f#"$b"/}: $lib $arrow $path"
     done <<<"$out"
   done < <(find "$b" -type f \( -path '*/lib/*' -o -path '*/bin/*' \) -exec sh -c 'head -c4 "$1" | grep -q ELF && echo "$1"' _ {} \;)
@@ -80,6 +84,10 @@ done
 outside=$(ldd_check "$bundle")
 if [ -n "$outside" ]; then bad "libraries resolved outside the bundle:"; echo "$outside"
 else echo "  none: every library resolves inside the bundle (or is glibc's)"; fi
+if [ -s "$scratch/node-libs.txt" ]; then
+  echo "  from the node's NVIDIA driver / CUDA toolkit (allowed):"
+  awk '{print $2, $3, $4}' "$scratch/node-libs.txt" | sort -u | sed 's/^/    /'
+fi
 
 # ------------------------------------------------------------------ 3. demos
 demo() { # $1: ranks, then the demo's arguments; prints its last lines, returns its status
@@ -133,11 +141,13 @@ else
   maps=$(for p in $pids; do awk '$6 ~ /\.so/ {print $6}' "/proc/$p/maps"; done | sort -u)
   inb=$(grep -c "^$bundle/" <<<"$maps" || true)
   others=$(grep -v "^$bundle/" <<<"$maps" || true)
-  echo "  pids $pids: $(wc -l <<<"$maps") distinct shared objects, $inb from the bundle, outside it:"
+  echo "  pids $pids: $(wc -l <<<"$maps") distinct shared objects, $inb from the bundle, among them the plugins"
+  echo "    $(grep -c "^$bundle/lib/openmpi3/" <<<"$maps" || true) Open MPI components ($(grep "^$bundle/lib/openmpi3/mca_\(btl\|pml\)" <<<"$maps" | xargs -n1 basename | tr '\n' ' '))," \
+    "$(grep -c "^$bundle/lib/pmix/" <<<"$maps" || true) PMIx plugins, $(grep -c "^$bundle/lib/hwloc/" <<<"$maps" || true) hwloc plugin; outside the bundle:"
   sed 's/^/    /' <<<"$others"
   while read -r f; do
     [ -z "$f" ] && continue
-    [[ $(basename "$f") =~ $glibc_re ]] || bad "mapped from outside the bundle: $f"
+    [[ $(basename "$f") =~ $glibc_re || $(basename "$f") =~ $node_re ]] || bad "mapped from outside the bundle: $f"
   done <<<"$others"
 fi
 kill "$job" 2>/dev/null || true
@@ -147,6 +157,7 @@ wait "$job" 2>/dev/null || true
 step "6. with the system's libraries hidden (mount namespace)"
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
   arch=/usr/lib/x86_64-linux-gnu
+  # shellcheck disable=SC2010
   keep=$( { ls "$arch" | grep -E "$glibc_re|^libc\.so|^libm\.so|^ld-linux"
             for t in bash env sh dirname basename mktemp rm cat sed grep diff awk mawk sort head tail tr cut cp ln mkdir seq id touch sleep wc uname ls readlink find od; do
               p=$(command -v "$t" 2>/dev/null) || continue
