@@ -11,8 +11,14 @@
 #   make fuzz           build the libFuzzer targets with clang in build-fuzz/ and run each for
 #                       FUZZ_SECONDS (default 10) from its seed corpus (tests/fuzz/README.md)
 #   make fuzz-build     only build them
-#   make clean          remove build/, build-sanitize/, build-fuzz/
-# Variables: BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS,
+#   make bundle         build, then write $(BUNDLE_DIR)/petnn-<version>-linux-x86_64.tar.xz: PetNN with
+#                       the runtime closure of its Debian libraries, Open MPI's launcher and plugins,
+#                       for nodes without these packages (config/bundle/make-bundle.sh)
+#   make bundle-test    make bundle, then unpack it into a scratch directory and check it with a
+#                       scrubbed environment: ldd, demos on 1 and 2 ranks, tests, the system's
+#                       libraries hidden (config/bundle/test-bundle.sh; about 6 minutes, not in CI)
+#   make clean          remove build/, build-sanitize/, build-fuzz/, $(BUNDLE_DIR)/
+# Variables: BUNDLE_DIR, BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS,
 #            SAN_DIR, SAN_TESTS, SAN_MAX_RANKS, SAN_CTEST_ARGS, VG_TESTS, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS
 
 BUILD_DIR  ?= build
@@ -35,8 +41,10 @@ VG_TESTS       ?= .
 FUZZ_DIR       ?= build-fuzz
 FUZZ_SECONDS   ?= 10
 FUZZ_TARGETS   ?= idx binary hdf5 checkpoint options
+BUNDLE_DIR     ?= dist
 
-.PHONY: all deps configure build check demo install update-outputs clean sanitize valgrind fuzz fuzz-build
+.PHONY: all deps configure build check demo install update-outputs clean sanitize valgrind fuzz fuzz-build \
+        bundle bundle-test
 
 all: build
 
@@ -79,5 +87,12 @@ fuzz-build: deps
 fuzz: fuzz-build
 	bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
+# a relocatable tarball for nodes without the Debian packages (README.md, config/bundle/)
+bundle: build
+	bash config/bundle/make-bundle.sh $(BUILD_DIR) $(BUNDLE_DIR)
+
+bundle-test: bundle
+	bash config/bundle/test-bundle.sh $(BUNDLE_DIR)
+
 clean:
-	rm -rf $(BUILD_DIR) $(SAN_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SAN_DIR) $(FUZZ_DIR) $(BUNDLE_DIR)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian (bookworm) packages PetNN needs to build, test and run its demo (and the
-# tools of make sanitize / fuzz / valgrind: clang with its libFuzzer runtime, valgrind).
+# tools of make sanitize / fuzz / valgrind: clang with its libFuzzer runtime, valgrind; patchelf for
+# make bundle).
 # Only packages that are not installed yet are installed; when nothing is missing this
 # only queries dpkg and needs neither root nor the network.
 #
@@ -16,6 +17,7 @@ packages=(
   dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy
   clang libclang-rt-dev valgrind
+  patchelf
 )
 
 missing=()
