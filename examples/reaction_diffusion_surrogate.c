@@ -439,11 +439,11 @@ int main(int argc, char **argv)
 
    test:
      suffix: tiny
-     args: -M 16 -ntrain 3 -ntest 2 -nsteps 3 -nn_epochs 2 -c1_filters 4 -c2_filters 4
+     args: -M 16 -ntrain 3 -ntest 2 -nsteps 3 -nn_epochs 2 -c1_filters 4 -c2_filters 4 -c1_threads 1 -c2_threads 1 -c3_threads 1
 
    test:
      suffix: horizon
      nsize: 2
-     args: -M 16 -ntrain 3 -ntest 2 -nsteps 4 -horizon 2 -nn_epochs 2 -c1_filters 4 -c2_filters 4 -da_processors_x 2 -da_processors_y 1
+     args: -M 16 -ntrain 3 -ntest 2 -nsteps 4 -horizon 2 -nn_epochs 2 -c1_filters 4 -c2_filters 4 -c1_threads 1 -c2_threads 1 -c3_threads 1 -da_processors_x 2 -da_processors_y 1
 
 TEST*/
