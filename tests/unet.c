@@ -1,7 +1,9 @@
 static char help[] = "A small 2-d U-Net as a graph network on the DMDA: to_spatial, conv2d, relu, maxpool2d, upsample,\n"
-                     "concat (the skip connection), a 1x1 conv2d and the MSE loss on the spatial output. Its loss and\n"
-                     "gradients on the run's communicator against a serial copy on PETSC_COMM_SELF; a finite-difference check.\n\n"
-                     "  -verbose   print the measured errors\n\n";
+                     "concat (the skip connection), a 1x1 conv2d and the MSE loss on the spatial output; and a network with\n"
+                     "split and add on the DMDA. Their losses and gradients on the run's communicator against a serial copy\n"
+                     "on PETSC_COMM_SELF; finite-difference checks.\n\n"
+                     "  -verbose        print the measured errors\n"
+                     "  -layout_error   only the error for a skip connection whose layouts differ (3 ranks along x)\n\n";
 
 #include <petnn.h>
 
@@ -10,7 +12,7 @@ static const PetscReal tol     = 1e-12;
 
 #define C_IN 2
 #define H_IN 16
-#define W_IN 24 /* 8 columns per rank on 3 ranks: pooling by 2 and upsampling give back the encoder's layout */
+static PetscInt W_IN = 24; /* 8 columns per rank on 3 ranks: pooling by 2 and upsampling give back the encoder's layout */
 #define NB   3
 
 static PetscErrorCode Report(const char what[], PetscReal a, PetscReal b)
@@ -73,6 +75,41 @@ static PetscErrorCode BuildUNet(MPI_Comm comm, const char prefix[], NNLayerType 
   PetscFunctionReturn(0);
 }
 
+/*
+   split and add on the DMDA: sp -> e1 conv 3x3, 4 -> s split 1,3 -> c3 conv 3x3, 1 <- s:1 -> a add(s:0, c3)
+   -> r act -> cat concat(r, s:1) (4 channels) -> out conv 1x1, 2 channels
+*/
+static PetscErrorCode BuildMix(MPI_Comm comm, const char prefix[], NNLayerType act, NN *net)
+{
+  NNLayer  l;
+  PetscInt shape[] = {C_IN, H_IN, W_IN}, sizes[] = {1, 3};
+
+  PetscFunctionBegin;
+  PetscCall(NNCreate(comm, net));
+  if (prefix) PetscCall(NNSetOptionsPrefix(*net, prefix));
+  PetscCall(NNSetType(*net, NNTYPEGRAPH));
+  PetscCall(NNSetInputShape(*net, 3, shape));
+  PetscCall(NNSetBatchSize(*net, NB));
+  PetscCall(NNSetSeed(*net, 6));
+  PetscCall(NNSetLoss(*net, NNLOSSMSE));
+  PetscCall(NNAddLayer(*net, NNLAYERTOSPATIAL, "sp", NULL));
+  PetscCall(AddConv(*net, "e1", 4, 3, NULL));
+  PetscCall(NNAddLayer(*net, NNLAYERSPLIT, "s", &l));
+  PetscCall(NNLayerSplitSetSizes(l, 2, sizes));
+  PetscCall(AddConv(*net, "c3", 1, 3, "s:1"));
+  PetscCall(NNAddLayer(*net, NNLAYERADD, "a", &l));
+  PetscCall(NNLayerSetInputs(l, 2, (const char *[]){"s:0", "c3"}));
+  PetscCall(NNAddLayer(*net, act, "r", NULL));
+  PetscCall(NNAddLayer(*net, NNLAYERCONCAT, "cat", &l));
+  PetscCall(NNLayerSetInputs(l, 2, (const char *[]){"r", "s:1"}));
+  PetscCall(AddConv(*net, "out", 2, 1, NULL));
+  PetscCall(NNSetFromOptions(*net));
+  PetscCall(NNSetUp(*net));
+  PetscFunctionReturn(0);
+}
+
+typedef PetscErrorCode (*BuildFn)(MPI_Comm, const char[], NNLayerType, NN *);
+
 /* the same random batch and targets on every rank */
 static PetscErrorCode FillBatch(NN net, Vec *x, Vec *t)
 {
@@ -103,8 +140,9 @@ static PetscErrorCode ReportDiff(const char what[], Vec a, Vec b)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode TestRankEquivalence(void)
+static PetscErrorCode TestRankEquivalence(const char what[], BuildFn build)
 {
+  char      msg[128];
   NN        par, ser;
   Vec       x, t, dxp, dxs, gp, gs, tp, ts;
   PetscReal Lp, Ls;
@@ -112,22 +150,25 @@ static PetscErrorCode TestRankEquivalence(void)
   PetscBool same;
 
   PetscFunctionBegin;
-  PetscCall(BuildUNet(PETSC_COMM_WORLD, NULL, NNLAYERRELU, &par));
-  PetscCall(BuildUNet(PETSC_COMM_SELF, "serial_", NNLAYERRELU, &ser));
+  PetscCall(build(PETSC_COMM_WORLD, NULL, NNLAYERRELU, &par));
+  PetscCall(build(PETSC_COMM_SELF, "serial_", NNLAYERRELU, &ser));
   PetscCall(NNGetParameters(par, &tp));
   PetscCall(NNGetParameters(ser, &ts));
   PetscCall(VecEqual(tp, ts, &same));
-  PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the parallel and serial U-Nets were initialized differently");
+  PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the parallel and serial %s networks were initialized differently", what);
   PetscCall(FillBatch(par, &x, &t));
   PetscCall(VecDuplicate(x, &dxp));
   PetscCall(VecDuplicate(x, &dxs));
   PetscCall(NNLossGradient(par, n, x, t, &Lp, dxp));
   PetscCall(NNLossGradient(ser, n, x, t, &Ls, dxs));
-  PetscCall(Report("U-Net loss: run's communicator vs serial copy", Lp, Ls));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s loss: run's communicator vs serial copy", what));
+  PetscCall(Report(msg, Lp, Ls));
   PetscCall(NNGetGradient(par, &gp));
   PetscCall(NNGetGradient(ser, &gs));
-  PetscCall(ReportDiff("U-Net parameter gradient: ||g - g_serial|| / ||g_serial||", gp, gs));
-  PetscCall(ReportDiff("U-Net input gradient: ||dx - dx_serial|| / ||dx_serial||", dxp, dxs));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s parameter gradient: ||g - g_serial|| / ||g_serial||", what));
+  PetscCall(ReportDiff(msg, gp, gs));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s input gradient: ||dx - dx_serial|| / ||dx_serial||", what));
+  PetscCall(ReportDiff(msg, dxp, dxs));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
   PetscCall(VecDestroy(&dxp));
@@ -138,30 +179,62 @@ static PetscErrorCode TestRankEquivalence(void)
 }
 
 /* tanh instead of ReLU: no kinks for the finite differences to straddle */
-static PetscErrorCode TestGradientCheck(void)
+static PetscErrorCode TestGradientCheck(const char what[], BuildFn build)
 {
   NN        net;
   Vec       x, t;
   PetscReal ep, ei;
 
   PetscFunctionBegin;
-  PetscCall(BuildUNet(PETSC_COMM_WORLD, NULL, NNLAYERTANH, &net));
+  PetscCall(build(PETSC_COMM_WORLD, NULL, NNLAYERTANH, &net));
   PetscCall(FillBatch(net, &x, &t));
   PetscCall(NNGradientCheck(net, 2, x, t, 1e-6, &ep, &ei));
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  finite differences: parameters %.3e, inputs %.3e\n", (double)ep, (double)ei));
-  PetscCheck(ep < 1e-6 && ei < 1e-6, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "finite-difference check of the U-Net failed: %g %g", (double)ep, (double)ei);
+  PetscCheck(ep < 1e-6 && ei < 1e-6, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "finite-difference check of the %s network failed: %g %g", what, (double)ep, (double)ei);
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
   PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
 }
 
+/* 16 columns over 3 ranks (6,5,5): pooling gives 3,3,2 and upsampling 6,6,4, not the encoder's layout */
+static PetscErrorCode TestLayoutError(void)
+{
+  PetscErrorCode ierr;
+  const char    *text, *expect = "Layer cat (concat): its input up (shape (4,16,16)) lies on a DMDA of 16 x 16 points with ownership ranges 6,6,4 / 16 but its input r1 (shape (4,16,16)) on a DMDA of 16 x 16 points with ownership ranges 6,5,5 / 16";
+  char          *msg, *found = NULL;
+  NN             net = NULL;
+
+  PetscFunctionBegin;
+  W_IN = 16;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = BuildUNet(PETSC_COMM_WORLD, NULL, NNLAYERRELU, &net);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "expected an error for concatenating different layouts");
+  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  if (msg) PetscCall(PetscStrstr(msg, expect, &found));
+  PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the error message \"%s\" does not contain \"%s\"", msg ? msg : "", expect);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "U-Net on 16 columns over 3 ranks: clear error (%s)\n", expect));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
+  PetscBool layout = PETSC_FALSE;
+
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-verbose", &verbose, NULL));
-  PetscCall(TestRankEquivalence());
-  PetscCall(TestGradientCheck());
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-layout_error", &layout, NULL));
+  if (layout) {
+    PetscCall(TestLayoutError());
+    PetscCall(PetscFinalize());
+    return 0;
+  }
+  PetscCall(TestRankEquivalence("U-Net", BuildUNet));
+  PetscCall(TestGradientCheck("U-Net", BuildUNet));
+  PetscCall(TestRankEquivalence("split/add/concat", BuildMix));
+  PetscCall(TestGradientCheck("split/add/concat", BuildMix));
   PetscCall(PetscFinalize());
   return 0;
 }
@@ -190,5 +263,11 @@ int main(int argc, char **argv)
       nsize: 4
       args: -sp_da_processors_x 2 -sp_da_processors_y 2
       output_file: output/unet.out
+
+   # a skip connection across layouts that pooling and upsampling do not give back
+   test:
+      suffix: layout_error
+      nsize: 3
+      args: -layout_error -sp_da_processors_x 3 -sp_da_processors_y 1
 
 TEST*/
