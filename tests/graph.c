@@ -2,7 +2,8 @@ static char help[] = "Graph networks (-nn_type graph): finite-difference gradien
                      "split, add and concat; a graph network without named inputs against the sequential one (bitwise);\n"
                      "a checkpoint saved and loaded; errors for bad graphs.\n\n"
                      "  -verbose   print the measured errors\n"
-                     "  -dp_only   only the data-parallel training of a graph network (run it on several ranks)\n\n";
+                     "  -dp_only   only the data-parallel training of a graph network (run it on several ranks)\n"
+                     "  -torch     only write the files of the PyTorch cross-check (tests/graph_torch.py)\n\n";
 
 #include <petnn.h>
 #include <string.h>
@@ -206,6 +207,23 @@ static PetscErrorCode TestGradientCheck(void)
   PetscFunctionReturn(0);
 }
 
+/* files for tests/graph_torch.py: the dense graph's checkpoint and its loss, output and gradients on 3 samples */
+static PetscErrorCode WriteTorchFiles(void)
+{
+  NN  net;
+  Vec x, t;
+
+  PetscFunctionBegin;
+  PetscCall(BuildDenseGraph(3, &net));
+  PetscCall(FillBatch(net, &x, &t));
+  PetscCall(NNCheckpointSave(net, "graph_dense.h5"));
+  PetscCall(NNSaveGradients(net, "graph_dense_grad.h5", 3, x, t));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 /* a checkpoint of the graph network loads into a fresh one (other seed): same parameters, same loss */
 static PetscErrorCode TestCheckpoint(void)
 {
@@ -338,11 +356,17 @@ static PetscErrorCode TestErrors(void)
 
 int main(int argc, char **argv)
 {
-  PetscBool dponly = PETSC_FALSE;
+  PetscBool dponly = PETSC_FALSE, torch = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-verbose", &verbose, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-dp_only", &dponly, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-torch", &torch, NULL));
+  if (torch) {
+    PetscCall(WriteTorchFiles());
+    PetscCall(PetscFinalize());
+    return 0;
+  }
   if (!dponly) {
     PetscCall(TestGradientCheck());
     PetscCall(TestSequentialEquivalence());
@@ -365,5 +389,11 @@ int main(int argc, char **argv)
       nsize: {{2 3}}
       args: -dp_only -nn_bucket_size 0.0003 -nn_allreduce {{mpi shared}}
       output_file: output/graph_dp.out
+
+   # PyTorch's forward and autograd on the same graph (double precision, <= 1e-10)
+   test:
+      suffix: torch
+      requires: torch
+      command: ${exe} -petsc_ci -torch && /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/graph_torch.py dense graph_dense.h5 graph_dense_grad.h5
 
 TEST*/

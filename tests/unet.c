@@ -3,7 +3,8 @@ static char help[] = "A small 2-d U-Net as a graph network on the DMDA: to_spati
                      "split and add on the DMDA. Their losses and gradients on the run's communicator against a serial copy\n"
                      "on PETSC_COMM_SELF; finite-difference checks.\n\n"
                      "  -verbose        print the measured errors\n"
-                     "  -layout_error   only the error for a skip connection whose layouts differ (3 ranks along x)\n\n";
+                     "  -layout_error   only the error for a skip connection whose layouts differ (3 ranks along x)\n"
+                     "  -torch          only write the files of the PyTorch cross-check (tests/graph_torch.py)\n\n";
 
 #include <petnn.h>
 
@@ -197,6 +198,26 @@ static PetscErrorCode TestGradientCheck(const char what[], BuildFn build)
   PetscFunctionReturn(0);
 }
 
+/* files for tests/graph_torch.py: checkpoint and loss, output and gradients on 2 samples */
+static PetscErrorCode WriteTorchFiles(const char name[], BuildFn build)
+{
+  NN   net;
+  Vec  x, t;
+  char ckpt[64], grad[64];
+
+  PetscFunctionBegin;
+  PetscCall(build(PETSC_COMM_WORLD, NULL, NNLAYERRELU, &net));
+  PetscCall(FillBatch(net, &x, &t));
+  PetscCall(PetscSNPrintf(ckpt, sizeof(ckpt), "graph_%s.h5", name));
+  PetscCall(PetscSNPrintf(grad, sizeof(grad), "graph_%s_grad.h5", name));
+  PetscCall(NNCheckpointSave(net, ckpt));
+  PetscCall(NNSaveGradients(net, grad, 2, x, t));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 /* 16 columns over 3 ranks (6,5,5): pooling gives 3,3,2 and upsampling 6,6,4, not the encoder's layout */
 static PetscErrorCode TestLayoutError(void)
 {
@@ -221,11 +242,18 @@ static PetscErrorCode TestLayoutError(void)
 
 int main(int argc, char **argv)
 {
-  PetscBool layout = PETSC_FALSE;
+  PetscBool layout = PETSC_FALSE, torch = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-verbose", &verbose, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-layout_error", &layout, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-torch", &torch, NULL));
+  if (torch) {
+    PetscCall(WriteTorchFiles("unet", BuildUNet));
+    PetscCall(WriteTorchFiles("mix", BuildMix));
+    PetscCall(PetscFinalize());
+    return 0;
+  }
   if (layout) {
     PetscCall(TestLayoutError());
     PetscCall(PetscFinalize());
@@ -263,6 +291,21 @@ int main(int argc, char **argv)
       nsize: 4
       args: -sp_da_processors_x 2 -sp_da_processors_y 2
       output_file: output/unet.out
+
+   # PyTorch's forward and autograd on the same networks (double precision, <= 1e-10), 1 and 2 ranks
+   test:
+      suffix: torch_1
+      requires: torch
+      command: ${exe} -petsc_ci -torch && /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/graph_torch.py unet graph_unet.h5 graph_unet_grad.h5 && /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/graph_torch.py mix graph_mix.h5 graph_mix_grad.h5
+      output_file: output/unet_torch.out
+
+   test:
+      suffix: torch_2
+      nsize: 2
+      requires: torch
+      args: -sp_da_processors_x 2 -sp_da_processors_y 1
+      command: ${mpiexec} -n ${nsize} ${exe} -petsc_ci -torch ${args} && /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/graph_torch.py unet graph_unet.h5 graph_unet_grad.h5 && /usr/bin/python3 ${PETNN_SOURCE_DIR}/tests/graph_torch.py mix graph_mix.h5 graph_mix_grad.h5
+      output_file: output/unet_torch.out
 
    # a skip connection across layouts that pooling and upsampling do not give back
    test:
