@@ -209,6 +209,7 @@ PETSC_INTERN PetscErrorCode NNLayerGetRandomDraws(NNLayer, PetscInt *);
 
 /* graph networks (src/nn/interface/nngraph.c) */
 PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);
+PETSC_INTERN PetscErrorCode NNGraphCheckChildren(NN, NNLayer);
 PETSC_INTERN PetscErrorCode NNGraphSetUpLayers(NN);
 PETSC_INTERN PetscErrorCode NNGraphCreateVecs(NN);
 PETSC_INTERN PetscErrorCode NNGraphReset(NN);

@@ -38,6 +38,18 @@ PetscErrorCode NNGraphReset(NN net)
   PetscFunctionReturn(0);
 }
 
+/* layers inside blocks (residual, ode) run as a chain: none of them may name inputs */
+PetscErrorCode NNGraphCheckChildren(NN net, NNLayer l)
+{
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren; c++) {
+    NNLayer k = l->children[c];
+    PetscCheck(!k->graph.ninputs, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "Layer %s inside block %s names its inputs (-%sinputs): only the top-level layers of a graph network can", ((PetscObject)k)->name, ((PetscObject)l)->name, ((PetscObject)k)->prefix ? ((PetscObject)k)->prefix : "");
+    PetscCall(NNGraphCheckChildren(net, k));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* a sequential network: no layer names inputs or combines several */
 PetscErrorCode NNGraphCheckSequential(NN net)
 {

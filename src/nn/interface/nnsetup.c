@@ -168,6 +168,7 @@ PetscErrorCode NNSetUp(NN net)
     s = l->outshape;
   }
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNGraphCheckChildren(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
 
   if (!net->init.reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
