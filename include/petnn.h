@@ -80,6 +80,9 @@ typedef const char *NNLayerType;
 #define NNLAYERSPECTRALCONV2D "spectral_conv2d" /* Fourier neural operator layer (FFTW MPI): rfft2, kept modes x weights, irfft2, + 1x1 path */
 #define NNLAYERSPECTRALCONV3D "spectral_conv3d"
 #define NNLAYERODE         "ode"             /* neural ODE block: du/dt = f(u, theta(t), t) on [0,T] by TS/TSAdjoint, f = its inner layers */
+#define NNLAYERCONCAT      "concat"          /* graph networks: k inputs concatenated along channels (features) */
+#define NNLAYERADD         "add"             /* graph networks: elementwise sum of k inputs of one shape */
+#define NNLAYERSPLIT       "split"           /* graph networks: channels into pieces name:0, name:1, ... (-<name>_sizes) */
 
 PETSC_EXTERN PetscFunctionList NNLayerList;
 PETSC_EXTERN PetscErrorCode    NNLayerRegister(const char[], PetscErrorCode (*)(NNLayer));
@@ -148,6 +151,11 @@ PETSC_EXTERN PetscErrorCode NNLayerConvTransposeSetOutputPadding(NNLayer, PetscI
 PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetFilters(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetModes(NNLayer, PetscInt, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode NNLayerSpectralConvSetLinear(NNLayer, PetscBool);
+/* graph networks (NNSetType(net, NNTYPEGRAPH)): the layer's inputs, "input", "name" or "name:k" */
+PETSC_EXTERN PetscErrorCode NNLayerSetInputs(NNLayer, PetscInt, const char *const[]);
+PETSC_EXTERN PetscErrorCode NNLayerGetInputs(NNLayer, PetscInt *, const char *const *[]);
+PETSC_EXTERN PetscErrorCode NNLayerSplitSetSizes(NNLayer, PetscInt, const PetscInt[]);
+PETSC_EXTERN PetscErrorCode NNLayerSplitGetSizes(NNLayer, PetscInt *, const PetscInt *[]);
 
 /* ---------------------------------------------------------------- losses */
 typedef const char *NNLossType;
@@ -225,6 +233,12 @@ PETSC_EXTERN PetscErrorCode    NNDataGetOwnershipRange(NNData, PetscInt *, Petsc
 
 /* ---------------------------------------------------------------- networks */
 PETSC_EXTERN PetscErrorCode NNCreate(MPI_Comm, NN *);
+/* how the layers connect: a chain (each layer reads the one before) or a graph (-<layer>_inputs) */
+typedef const char *NNType;
+#define NNTYPESEQUENTIAL "sequential"
+#define NNTYPEGRAPH      "graph"
+PETSC_EXTERN PetscErrorCode NNSetType(NN, NNType);
+PETSC_EXTERN PetscErrorCode NNGetType(NN, NNType *);
 PETSC_EXTERN PetscErrorCode NNSetOptionsPrefix(NN, const char[]);
 PETSC_EXTERN PetscErrorCode NNSetInputShape(NN, PetscInt, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode NNGetInputShape(NN, NNShape *);

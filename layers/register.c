@@ -28,6 +28,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Concat(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_Split(NNLayer);
 
 /* The built-in layer types, one row each: the NNLAYER* name of include/petnn.h and its create routine.
    tests/layer_types.c checks that this table and the header's NNLAYER* names are the same set. */
@@ -62,6 +65,9 @@ static const struct {
   {NNLAYERSPECTRALCONV2D, NNLayerCreate_SpectralConv2d},
   {NNLAYERSPECTRALCONV3D, NNLayerCreate_SpectralConv3d},
   {NNLAYERODE,            NNLayerCreate_ODE},
+  {NNLAYERCONCAT,         NNLayerCreate_Concat},
+  {NNLAYERADD,            NNLayerCreate_Add},
+  {NNLAYERSPLIT,          NNLayerCreate_Split},
 };
 
 static PetscBool NNLayerRegisterAllCalled = PETSC_FALSE;

@@ -61,7 +61,7 @@ PetscErrorCode NNODEBlockInput(NN net, PetscInt pos, PetscInt n, Vec x, Vec *xin
   PetscCall(NNSetTraining(net, PETSC_FALSE));
   PetscCall(NNForward(net, n, x, NULL));
   PetscCall(NNSetTraining(net, training));
-  *xin = net->act[pos];
+  *xin = net->graph.on ? net->act[net->graph.in[net->graph.inptr[pos]]] : net->act[pos]; /* a graph network: the block's input node */
   PetscFunctionReturn(0);
 }
 

@@ -52,6 +52,17 @@ struct _NNLayerOps {
      (dropout: one per entry); not set: none, or for a layer with children the sum of theirs */
   PetscErrorCode (*randomdraws)(NNLayer, PetscInt *);
   PetscErrorCode (*destroy)(NNLayer);
+  /* multi-input or multi-output layers (concat, add, split; graph networks only, src/nn/interface/nngraph.c).
+     Before setup the network sets l->graph.nin and l->graph.inshapes[] (l->inshape = inshapes[0]); setup sets
+     l->outshape, and a type with several outputs also l->graph.nout and l->graph.outshapes[] (PetscMalloc'd,
+     freed by the layer). After setup the network sets l->graph.indms[] (NULL entries: sequential inputs) and
+     calls createoutputvecs for nout Vecs (their gradients are duplicates). forwardmulti(l, n, nin, x[], nout, y[])
+     writes all outputs from the inputs; backwardmulti(l, n, nin, x[], nout, y[], dy[], dx[]) OVERWRITES every
+     dx[k] that is not NULL (NULL: that input's gradient is not needed) with dL/dx[k]; the network sums the
+     gradients of an activation that several layers read. A type that sets these leaves forward/backward unset. */
+  PetscErrorCode (*forwardmulti)(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[]);
+  PetscErrorCode (*backwardmulti)(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[], Vec[], Vec[]);
+  PetscErrorCode (*createoutputvecs)(NNLayer, Vec[]);
 };
 
 struct _p_NNLayer {
@@ -84,10 +95,27 @@ struct _p_NNLayer {
 
   struct _n_NNRandom *rng; /* the network's generator (dropout masks, initialization): an NNRandom */
   const char *inputname; /* what produces the input (previous layer or "the network input"), for error messages */
+  /* graph networks: the inputs the layer names (NNLayerSetInputs(), -<name>_inputs), and for multi-input or
+     multi-output layers (ops forwardmulti) the shapes and DMs of their inputs and outputs at set-up */
+  struct {
+    PetscInt  ninputs;
+    char    **inputs;
+    PetscInt  nin, nout;
+    NNShape  *inshapes, *outshapes;
+    DM       *indms;
+    char    **innames; /* producers of the inputs, for error messages */
+  } graph;
   void     *data;
 };
 
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
+/* multi-input/multi-output layers (src/layer/interface/layermulti.c) */
+PETSC_INTERN PetscErrorCode NNLayerSetUpMulti(NNLayer, PetscInt, const NNShape[], const char *const[]);
+PETSC_INTERN PetscErrorCode NNLayerCreateOutputVecsMulti(NNLayer, const DM[], Vec[]);
+PETSC_INTERN PetscErrorCode NNLayerForwardMulti(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[]);
+PETSC_INTERN PetscErrorCode NNLayerBackwardMulti(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[], Vec[], Vec[]);
+PETSC_INTERN PetscErrorCode NNLayerGraphReset(NNLayer); /* frees the graph arrays but the named inputs */
+PETSC_INTERN PetscErrorCode NNLayerGraphDestroy(NNLayer);
 /* set by the package registration (src/sys/dlregis.c): the layer options and set-up of spectral normalization (src/spectral/spectralnorm.c) */
 PETSC_INTERN PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode (*NNLayerSetUpHook)(NNLayer);

@@ -174,6 +174,25 @@ struct _p_NN {
     Vec tspatial; /* targets cut to a spatial output's layout */
   } spatial;
 
+  /* graph networks (NNSetType(net, NNTYPEGRAPH), src/nn/interface/nngraph.c): activations are nodes, act[0] the
+     input, act[i + 1] output 0 of layer i (so act[nlayers] is the network output, as in a sequential network),
+     then the further outputs of multi-output layers (split); layers run in a topological order */
+  struct {
+    PetscBool  on;
+    PetscInt   nnodes;
+    PetscInt  *inptr, *in;   /* layer i reads nodes in[inptr[i] .. inptr[i + 1]) */
+    PetscInt  *outptr, *out; /* layer i writes nodes out[outptr[i] .. outptr[i + 1]), out[outptr[i]] = i + 1 */
+    PetscInt  *order;        /* the layers in the order they run */
+    PetscInt  *slot;         /* per input: -1 if its gradient is written into the node's, else the scratch Vec it goes to before it is added */
+    PetscInt   nscratch;
+    Vec       *scratch;
+    PetscInt  *scratchnode; /* the node each scratch Vec has the layout of */
+    NNShape   *shape;       /* per node */
+    PetscBool *need, *done; /* backward-pass workspace: per node, per layer */
+    PetscInt   maxio;       /* the most inputs or outputs of a layer */
+    Vec       *work;        /* 4 * maxio Vecs: the arguments of a multi-input pass */
+  } graph;
+
   NNTrainer  trainer; /* NNGetTrainer(): optimizer, schedule, monitors, checkpoint policy, restart cursor (src/trainer) */
   NNParallel par;     /* process grid (trainers x data groups x spatial ranks), src/nn/interface/grid.c */
   /* what a rank computing a shard of a data-parallel step adds to the passes (src/nn/interface/nnpass.c) */
@@ -187,6 +206,16 @@ struct _p_NN {
 PETSC_INTERN PetscErrorCode NNSetBackwardCallbacks(NN, const NNBackwardCallbacks *); /* NULL: none */
 PETSC_INTERN PetscErrorCode NNSetRandomShard(NN, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerGetRandomDraws(NNLayer, PetscInt *);
+
+/* graph networks (src/nn/interface/nngraph.c) */
+PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);
+PETSC_INTERN PetscErrorCode NNGraphCheckChildren(NN, NNLayer);
+PETSC_INTERN PetscErrorCode NNGraphSetUpLayers(NN);
+PETSC_INTERN PetscErrorCode NNGraphCreateVecs(NN);
+PETSC_INTERN PetscErrorCode NNGraphReset(NN);
+PETSC_INTERN PetscErrorCode NNGraphView(NN, PetscViewer);
+PETSC_INTERN PetscErrorCode NNGraphForward(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNGraphBackward(NN, PetscInt, Vec, Vec, PetscScalar *);
 
 /* the order the layers run in (src/nn/interface/nnreorder.c) */
 PETSC_INTERN PetscErrorCode NNReorderLayers(NN);

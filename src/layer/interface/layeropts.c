@@ -22,6 +22,16 @@ static PetscErrorCode NNLayerSetFromOptions_Private(NNLayer l)
   PetscCall(PetscOptionsFList("-type", "Layer type", "NNLayerSetType", NNLayerList, ((PetscObject)l)->type_name ? ((PetscObject)l)->type_name : NNLAYERDENSE, type, sizeof(type), &flg));
   if (flg) PetscCall(NNLayerSetType(l, type));
   PetscCheck(((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no type: give -%stype", ((PetscObject)l)->name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+  { /* graph networks: where the layer's inputs come from (src/nn/interface/nngraph.c) */
+    char    *names[64];
+    PetscInt n = 64;
+    PetscCall(PetscOptionsStringArray("-inputs", "Graph networks (-nn_type graph): the layer's inputs, each input (the network input), a layer name, or name:k (output k of a split)", "NNLayerSetInputs", names, &n, &flg));
+    if (flg) {
+      PetscErrorCode ierr = NNLayerSetInputs(l, n, (const char *const *)names);
+      for (PetscInt k = 0; k < n; k++) PetscCall(PetscFree(names[k]));
+      PetscCall(ierr);
+    }
+  }
   PetscTryTypeMethod(l, setfromoptions, PetscOptionsObject);
   if (NNLayerSetFromOptionsHook) PetscCall((*NNLayerSetFromOptionsHook)(l, PetscOptionsObject));
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)l, PetscOptionsObject));

@@ -318,7 +318,8 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
    Collective
 
    Options Database Keys:
-+  -nn_layers <a,b,c> - names of the layers in order; each is configured by -<name>_type and -<name>_<option>
++  -nn_type <sequential,graph> - a chain of layers, or a graph whose layers name their inputs (-<name>_inputs a,b; `NNSetType()`)
+.  -nn_layers <a,b,c> - names of the layers in order; each is configured by -<name>_type and -<name>_<option>
 .  -nn_input_shape <d0,d1,..> - shape of one input sample
 .  -nn_loss <cross_entropy,mse> - loss
 .  -nn_batch_size <n> - minibatch size
@@ -343,6 +344,11 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscObjectOptionsBegin((PetscObject)net);
   PetscCall(NNSetFromOptions_Parallel(net, PetscOptionsObject)); /* the process grid first: layers live on its spatial groups */
+  {
+    char type[32];
+    PetscCall(PetscOptionsString("-nn_type", "How the layers connect: sequential (a chain) or graph (-<layer>_inputs)", "NNSetType", ((PetscObject)net)->type_name, type, sizeof(type), &flg));
+    if (flg) PetscCall(NNSetType(net, type));
+  }
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
     /* layers already present under the same names (a second NNSetFromOptions()) are kept */
@@ -501,7 +507,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   if (net->setupcalled) {
     PetscCall(VecGetSize(net->theta, &np));
     PetscCall(VecGetSize(net->buf, &nb));
-    for (PetscInt i = 0; i <= net->nlayers; i++) {
+    for (PetscInt i = 0; i < net->nact; i++) {
       PetscInt m;
       PetscCall(VecGetSize(net->act[i], &m));
       nact += 2 * m;
@@ -510,6 +516,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   PetscCall(NNParallelView(net, viewer));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
   PetscCall(NNViewReordering(net, viewer));
+  PetscCall(NNGraphView(net, viewer));
   if (net->setupcalled) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
     PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
@@ -538,6 +545,7 @@ PetscErrorCode NNDestroy(NN *net)
   for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
   PetscCall(PetscFree2((*net)->layers, (*net)->added.layers));
   PetscCall(NNDestroyActivationVecs(*net));
+  PetscCall(NNGraphReset(*net));
   PetscCall(VecDestroy(&(*net)->theta));
   PetscCall(VecDestroy(&(*net)->dtheta));
   PetscCall(VecDestroy(&(*net)->buf));

@@ -105,7 +105,7 @@ PetscErrorCode NNGetActivations(NN net, const char layer[], Vec *x, Vec *y)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNGetLayerIndex(net, layer, &i));
-  if (x) *x = net->act[i];
+  if (x) *x = net->graph.on ? net->act[net->graph.in[net->graph.inptr[i]]] : net->act[i]; /* a graph layer's first input */
   if (y) *y = net->act[i + 1];
   PetscFunctionReturn(0);
 }
@@ -138,7 +138,7 @@ PetscErrorCode NNGetActivationGradients(NN net, const char layer[], Vec *dx, Vec
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNGetLayerIndex(net, layer, &i));
-  if (dx) *dx = net->dact[i];
+  if (dx) *dx = net->graph.on ? net->dact[net->graph.in[net->graph.inptr[i]]] : net->dact[i];
   if (dy) *dy = net->dact[i + 1];
   PetscFunctionReturn(0);
 }

@@ -67,6 +67,10 @@ static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
   PetscBool shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
 
   PetscFunctionBegin;
+  if (net->graph.on) {
+    PetscCall(NNGraphForward(net, n, x));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt i = 0; i < net->nlayers; i++) {
     PetscInt draws = 0;
     if (shard) PetscCall(NNLayerGetRandomDraws(net->layers[i], &draws));
@@ -179,13 +183,14 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   if (cb->begin) PetscCall((*cb->begin)(net, L, net->dact[L_], cb->ctx)); /* data parallel: this shard's weight in the mean */
   dx0 = (x0 == x) ? dx : net->dact[0];
   needdx = dx ? PETSC_TRUE : PETSC_FALSE;
-  for (PetscInt i = 0; i < L_; i++) { /* layer i needs its input gradient only if something before it does */
+  if (net->graph.on) PetscCall(NNGraphBackward(net, n, x0, needdx ? dx0 : NULL, dtheta)); /* calls layerdone as layers finish */
+  for (PetscInt i = 0; i < L_ && !net->graph.on; i++) { /* layer i needs its input gradient only if something before it does */
     PetscInt np;
     need[i] = needdx;
     PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
     if (np) needdx = PETSC_TRUE;
   }
-  for (PetscInt i = L_ - 1; i >= 0; i--) {
+  for (PetscInt i = L_ - 1; i >= 0 && !net->graph.on; i--) {
     PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
     if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
   }

@@ -22,7 +22,7 @@ PetscErrorCode NNReorderLayers(NN net)
   PetscFunctionBegin;
   PetscCall(PetscArraycpy(net->layers, net->added.layers, net->nlayers));
   net->reorder.nmoved = 0;
-  if (!net->reorder.poolfirst) PetscFunctionReturn(0);
+  if (!net->reorder.poolfirst || net->graph.on) PetscFunctionReturn(0); /* a graph's layers do not form a chain to reorder */
   for (PetscInt i = 0; i + 1 < net->nlayers; i++) {
     PetscBool relu, max;
     PetscCall(PetscObjectTypeCompare((PetscObject)net->layers[i], NNLAYERRELU, &relu));

@@ -156,7 +156,9 @@ PetscErrorCode NNSetUp(NN net)
   PetscCall(NNLossGetOps(net->loss, &net->lossops));
   PetscCall(NNReorderLayers(net));
   s = net->inshape;
-  for (PetscInt i = 0; i < net->nlayers; i++) {
+  if (net->graph.on) PetscCall(NNGraphSetUpLayers(net)); /* src/nn/interface/nngraph.c */
+  else PetscCall(NNGraphCheckSequential(net));
+  for (PetscInt i = 0; i < net->nlayers && !net->graph.on; i++) {
     NNLayer l = net->layers[i];
     PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
     PetscCall(NNLayerSetInputShape(l, &s));
@@ -166,6 +168,7 @@ PetscErrorCode NNSetUp(NN net)
     s = l->outshape;
   }
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNGraphCheckChildren(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
 
   if (!net->init.reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
@@ -198,13 +201,14 @@ PetscErrorCode NNSetUp(NN net)
 
   /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
   PetscCall(NNDestroyActivationVecs(net));
-  net->nact = net->nlayers + 1;
-  PetscCall(PetscCalloc1(net->nlayers + 1, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
-  PetscCall(PetscCalloc1(net->nlayers + 1, &net->dact));
+  net->nact = net->graph.on ? net->graph.nnodes : net->nlayers + 1;
+  PetscCall(PetscCalloc1(net->nact, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
+  PetscCall(PetscCalloc1(net->nact, &net->dact));
   PetscCall(VecDestroy(&net->spatial.tspatial));
   PetscCall(NNCreateInputVec(net, &net->act[0]));
   PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
-  for (PetscInt i = 1; i <= net->nlayers; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
+  if (net->graph.on) PetscCall(NNGraphCreateVecs(net));
+  for (PetscInt i = 1; i <= net->nlayers && !net->graph.on; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
     DM dmin = NULL;
     PetscCall(VecGetDM(net->act[i - 1], &dmin)); /* spatial layers build their DMs to match their input's */
     PetscCall(NNLayerSetInputDM(net->layers[i - 1], dmin));
