@@ -163,6 +163,45 @@ static PetscErrorCode FillBatch(NN net, Vec *x, Vec *t)
   PetscFunctionReturn(0);
 }
 
+/* a sequential head of the batch Vecs (the first N entries) */
+static PetscErrorCode CopyHead(Vec v, PetscInt N, Vec *w)
+{
+  const PetscScalar *a;
+  PetscScalar       *b;
+
+  PetscFunctionBegin;
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, N, w));
+  PetscCall(VecGetArrayRead(v, &a));
+  PetscCall(VecGetArrayWrite(*w, &b));
+  PetscCall(PetscArraycpy(b, a, N));
+  PetscCall(VecRestoreArrayWrite(*w, &b));
+  PetscCall(VecRestoreArrayRead(v, &a));
+  PetscFunctionReturn(0);
+}
+
+/* the norm as the first layer, given input and target Vecs of exactly the n samples (not the capacity) */
+static PetscErrorCode TestShortBatch(NN net, PetscInt nx, PetscInt nt, Vec x, Vec t, PetscReal L, Vec dx, const char name[])
+{
+  Vec       xs, ts, dxs, dxh;
+  PetscReal Ls;
+  PetscBool same;
+
+  PetscFunctionBegin;
+  PetscCall(CopyHead(x, nx, &xs));
+  PetscCall(CopyHead(t, nt, &ts));
+  PetscCall(CopyHead(dx, nx, &dxh));
+  PetscCall(VecDuplicate(xs, &dxs));
+  PetscCall(NNLossGradient(net, NP, xs, ts, &Ls, dxs));
+  PetscCall(VecEqual(dxs, dxh, &same));
+  PetscCheck(same && Ls == L, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: input Vecs of n samples give another loss or input gradient", name);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: input Vecs of just the n samples give the same loss and input gradient\n", name));
+  PetscCall(VecDestroy(&xs));
+  PetscCall(VecDestroy(&ts));
+  PetscCall(VecDestroy(&dxs));
+  PetscCall(VecDestroy(&dxh));
+  PetscFunctionReturn(0);
+}
+
 /* a partial batch through the network on the run's communicator and through its serial copy */
 static PetscErrorCode TestCase(const Case *c)
 {
@@ -197,6 +236,7 @@ static PetscErrorCode TestCase(const Case *c)
   PetscCall(CompareVecs("parameter gradient", np, g[0], g[1]));
   PetscCall(CompareVecs("input gradient", NP * insz, dx[0], dx[1]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s (rel. error < %g)\n", what, (double)tol));
+  if (c->arch == SEQ) PetscCall(TestShortBatch(net[1], NP * insz, NP * outsz, x, t, L[1], dx[1], name));
   /* no running statistics: evaluation mode computes what training mode did */
   PetscCall(VecDuplicate(y[0], &ye));
   PetscCall(VecCopy(y[0], ye));

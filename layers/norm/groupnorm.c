@@ -113,7 +113,7 @@ static PetscErrorCode NNLayerForwardVec_GroupNorm(NNLayer l, PetscInt n, Vec x, 
   PetscScalar       *ya;
 
   PetscFunctionBegin;
-  PetscCall(NNNormGetLayout(l, x, &lay));
+  PetscCall(NNNormGetLayout(l, n, x, &lay));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(NNGroupNormStats(l, &lay, n, xa));
   NNGroupExpand(n, C, G, p->mean, p->mu);
@@ -141,7 +141,7 @@ static PetscErrorCode NNLayerBackwardVec_GroupNorm(NNLayer l, PetscInt n, Vec x,
   PetscScalar       *dxa, *S1 = p->gs, *S2 = p->gs + nG;
 
   PetscFunctionBegin;
-  PetscCall(NNNormGetLayout(l, x, &lay));
+  PetscCall(NNNormGetLayout(l, n, x, &lay));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
   NNGroupExpand(n, C, G, p->mean, p->mu);

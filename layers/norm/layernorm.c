@@ -51,7 +51,7 @@ static PetscErrorCode NNLayerForwardVec_LayerNorm(NNLayer l, PetscInt n, Vec x, 
   PetscScalar       *ya;
 
   PetscFunctionBegin;
-  PetscCall(NNNormGetLayout(l, x, &lay));
+  PetscCall(NNNormGetLayout(l, n, x, &lay));
   PetscCall(NNNormEnsureCapacity(p, l->nbatch * lay.npos));
   NNLayerNormStrides(&lay, C, &ss, &cs, &qs);
   PetscCall(VecGetArrayRead(x, &xa));
@@ -93,7 +93,7 @@ static PetscErrorCode NNLayerBackwardVec_LayerNorm(NNLayer l, PetscInt n, Vec x,
   PetscScalar       *dxa = NULL, *dw = p->pg, *db = p->pg + C;
 
   PetscFunctionBegin;
-  PetscCall(NNNormGetLayout(l, x, &lay));
+  PetscCall(NNNormGetLayout(l, n, x, &lay));
   NNLayerNormStrides(&lay, C, &ss, &cs, &qs);
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));

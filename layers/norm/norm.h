@@ -43,7 +43,7 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode NNNormCreateBase(NNLayer, NNNormKind);
 PETSC_INTERN PetscErrorCode NNNormSetUpBase(NNLayer);
-PETSC_INTERN PetscErrorCode NNNormGetLayout(NNLayer, Vec, NNNormLayout *);
+PETSC_INTERN PetscErrorCode NNNormGetLayout(NNLayer, PetscInt, Vec, NNNormLayout *);
 PETSC_INTERN PetscErrorCode NNNormEnsureCapacity(NNNorm *, PetscInt);
 PETSC_INTERN const char    *NNNormName(NNLayer);
 PETSC_INTERN void NNNormSums(const NNNormLayout *, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *);

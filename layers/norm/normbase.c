@@ -109,8 +109,8 @@ void NNNormApply(const NNNormLayout *lay, PetscInt L, const PetscScalar *PETSC_R
 
 /* ---------------------------------------------------------------- layouts and workspace */
 
-/* the layout of x: a DMDA Vec (spatial) or a sequential batch */
-PetscErrorCode NNNormGetLayout(NNLayer l, Vec x, NNNormLayout *lay)
+/* the layout of x: a DMDA Vec (spatial) or a sequential batch of at least n samples */
+PetscErrorCode NNNormGetLayout(NNLayer l, PetscInt n, Vec x, NNNormLayout *lay)
 {
   NNNorm  *p = (NNNorm *)l->data;
   DM       dm;
@@ -126,7 +126,7 @@ PetscErrorCode NNNormGetLayout(NNLayer l, Vec x, NNNormLayout *lay)
     lay->npos = len / lay->D;
   } else {
     lay->npos = NNShapeSize(&l->inshape) / p->C;
-    PetscCheck(len >= l->nbatch * NNShapeSize(&l->inshape), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s layer %s: its input has %" PetscInt_FMT " entries, fewer than the batch capacity times the sample size", NNNormName(l), ((PetscObject)l)->name, len);
+    PetscCheck(len >= n * NNShapeSize(&l->inshape), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s layer %s: its input has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, NNNormName(l), ((PetscObject)l)->name, len, n, NNShapeSize(&l->inshape), n * NNShapeSize(&l->inshape));
   }
   PetscFunctionReturn(0);
 }
