@@ -79,6 +79,9 @@ typedef const char *NNLayerType;
 #define NNLAYERBATCHNORM3D "batchnorm3d"
 #define NNLAYERSPECTRALCONV2D "spectral_conv2d" /* Fourier neural operator layer (FFTW MPI): rfft2, kept modes x weights, irfft2, + 1x1 path */
 #define NNLAYERSPECTRALCONV3D "spectral_conv3d"
+#define NNLAYERGROUPNORM   "group_norm"      /* per-sample statistics over channel groups and positions (torch.nn.GroupNorm) */
+#define NNLAYERINSTANCENORM "instance_norm"  /* per-sample, per-channel statistics over positions (torch.nn.InstanceNorm1d/2d/3d) */
+#define NNLAYERLAYERNORM   "layer_norm"      /* per-sample, per-position statistics over channels (torch.nn.LayerNorm(C)) */
 #define NNLAYERODE         "ode"             /* neural ODE block: du/dt = f(u, theta(t), t) on [0,T] by TS/TSAdjoint, f = its inner layers */
 #define NNLAYERCONCAT      "concat"          /* graph networks: k inputs concatenated along channels (features) */
 #define NNLAYERADD         "add"             /* graph networks: elementwise sum of k inputs of one shape */
@@ -122,6 +125,9 @@ PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetMomentum(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormSetEpsilon(NNLayer, PetscReal);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetMomentum(NNLayer, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNLayerBatchNormGetEpsilon(NNLayer, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNLayerNormSetEpsilon(NNLayer, PetscReal);
+PETSC_EXTERN PetscErrorCode NNLayerNormSetAffine(NNLayer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNLayerGroupNormSetGroups(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerResidualAddLayer(NNLayer, NNLayerType, const char[], NNLayer *);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetFilters(NNLayer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNLayerConvSetKernelSize(NNLayer, PetscInt);
@@ -161,13 +167,38 @@ PETSC_EXTERN PetscErrorCode NNLayerSplitGetSizes(NNLayer, PetscInt *, const Pets
 typedef const char *NNLossType;
 #define NNLOSSCROSSENTROPY "cross_entropy" /* softmax + negative log-likelihood, mean over the batch */
 #define NNLOSSMSE          "mse"           /* mean squared error, mean over all entries */
+#define NNLOSSL1           "l1"            /* mean absolute error over all entries (torch.nn.L1Loss) */
+#define NNLOSSHUBER        "huber"         /* Huber loss, mean over all entries (torch.nn.HuberLoss, -nn_loss_huber_delta) */
+#define NNLOSSRELL2        "rel_l2"        /* mean over the batch of ||y_i - t_i||_2 / ||t_i||_2 (the FNO paper's relative L2) */
+#define NNLOSSBCEWITHLOGITS "bce_with_logits" /* sigmoid + binary cross entropy, mean over all entries (torch.nn.BCEWithLogitsLoss) */
+
+/* the rank's part of a batch for a loss evaluated in pieces (outputs spread over ranks, such as
+   spatial DMDA outputs): entry j < c of sample s < n at position p < npos is y[p*ld + s*c + j], its
+   target t[p*ld + s*c + j]; a sequential batch is one position with c = ld/n = the output size */
+typedef struct {
+  PetscInt           npos, ld, c;
+  const PetscScalar *y, *t;
+} NNLossBlock;
 
 /* what a loss type provides (filled by the routine given to NNLossRegister()) */
-typedef struct {
+typedef struct _n_NNLossOps NNLossOps;
+struct _n_NNLossOps {
   /* mean loss over the first n samples (nout outputs each) and, when dy is not NULL, dL/dy */
   PetscErrorCode (*eval)(PetscInt n, PetscInt nout, const PetscScalar *y, const PetscScalar *target, PetscReal *loss, PetscScalar *dy);
   PetscBool classification; /* targets are class indices (one per sample), accuracy is meaningful */
-} NNLossOps;
+  /* optional, for outputs spread over ranks (spatial outputs): the loss as partial sums. sums ADDs the
+     block's contributions to nsums values (per sample, [n][nsums], when persample); they are summed
+     over the ranks, then finish gives the mean loss and gradient writes dL/dy at the block's used
+     entries. A type with sums and finish may leave eval NULL (sequential outputs then use these too). */
+  PetscInt  nsums;
+  PetscBool persample;
+  PetscErrorCode (*sums)(const NNLossOps *ops, PetscInt n, PetscInt nout, const NNLossBlock *b, PetscReal sums[]);
+  PetscErrorCode (*finish)(const NNLossOps *ops, PetscInt n, PetscInt nout, const PetscReal sums[], PetscReal *loss);
+  PetscErrorCode (*gradient)(const NNLossOps *ops, PetscInt n, PetscInt nout, const NNLossBlock *b, const PetscReal sums[], PetscScalar dy[]);
+  PetscErrorCode (*setfromoptions)(NNLossOps *ops, PetscOptionItems *PetscOptionsObject); /* the type's options (-nn_loss_<type>_...) */
+  PetscErrorCode (*view)(const NNLossOps *ops, PetscViewer v);
+  PetscReal param[4]; /* the type's parameters (huber: delta), kept when the network is set up again */
+};
 
 PETSC_EXTERN PetscFunctionList NNLossList;
 PETSC_EXTERN PetscErrorCode    NNLossRegister(const char[], PetscErrorCode (*)(NNLossOps *));

@@ -27,6 +27,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm3d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv2d(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_SpectralConv3d(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_GroupNorm(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_InstanceNorm(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerCreate_LayerNorm(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_ODE(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Concat(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer);
@@ -64,6 +67,9 @@ static const struct {
   {NNLAYERBATCHNORM3D,    NNLayerCreate_BatchNorm3d},
   {NNLAYERSPECTRALCONV2D, NNLayerCreate_SpectralConv2d},
   {NNLAYERSPECTRALCONV3D, NNLayerCreate_SpectralConv3d},
+  {NNLAYERGROUPNORM,      NNLayerCreate_GroupNorm},
+  {NNLAYERINSTANCENORM,   NNLayerCreate_InstanceNorm},
+  {NNLAYERLAYERNORM,      NNLayerCreate_LayerNorm},
   {NNLAYERODE,            NNLayerCreate_ODE},
   {NNLAYERCONCAT,         NNLayerCreate_Concat},
   {NNLAYERADD,            NNLayerCreate_Add},

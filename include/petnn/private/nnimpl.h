@@ -45,6 +45,8 @@ PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
 /* ---------------------------------------------------------------- losses */
 /* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */
 PETSC_INTERN PetscErrorCode NNLossGetOps(NNLossType, NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossSetUpOps(NNLossType, NNLossOps *); /* NNLossGetOps() keeping the type's parameters (src/loss/interface/losseval.c) */
+PETSC_INTERN PetscErrorCode NNLossEvaluateBlock(const NNLossOps *, MPI_Comm, PetscInt, PetscInt, const NNLossBlock *, PetscReal *, PetscScalar *);
 /* src/nn/interface/nnsetup.c: frees act[] and dact[], also those a failed set-up left partly made */
 PETSC_INTERN PetscErrorCode NNDestroyActivationVecs(NN);
 PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);

@@ -8,6 +8,10 @@ PetscFunctionList NNLossList = NULL;
 
 PETSC_INTERN PetscErrorCode NNLossCreate_CrossEntropy(NNLossOps *);
 PETSC_INTERN PetscErrorCode NNLossCreate_MSE(NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossCreate_L1(NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossCreate_Huber(NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossCreate_RelL2(NNLossOps *);
+PETSC_INTERN PetscErrorCode NNLossCreate_BCEWithLogits(NNLossOps *);
 
 /* called once from PetNNInitializePackage(); the order is the order error messages list them in */
 PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void)
@@ -15,6 +19,10 @@ PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void)
   PetscFunctionBegin;
   PetscCall(NNLossRegister(NNLOSSCROSSENTROPY, NNLossCreate_CrossEntropy));
   PetscCall(NNLossRegister(NNLOSSMSE, NNLossCreate_MSE));
+  PetscCall(NNLossRegister(NNLOSSL1, NNLossCreate_L1));
+  PetscCall(NNLossRegister(NNLOSSHUBER, NNLossCreate_Huber));
+  PetscCall(NNLossRegister(NNLOSSRELL2, NNLossCreate_RelL2));
+  PetscCall(NNLossRegister(NNLOSSBCEWITHLOGITS, NNLossCreate_BCEWithLogits));
   PetscFunctionReturn(0);
 }
 
@@ -26,12 +34,20 @@ PETSC_INTERN PetscErrorCode NNLossRegisterAllTypes(void)
    Input Parameters:
 +  name - name of the loss, used with -nn_loss
 -  create - routine that fills the `NNLossOps`: its eval routine (mean loss over the first n samples and,
-            when dy is not NULL, dL/dy) and classification (PETSC_TRUE when targets are class indices)
+            when dy is not NULL, dL/dy) and classification (PETSC_TRUE when targets are class indices);
+            optionally the partial-sum routines (sums, finish, gradient) that spatial outputs need
 
    Notes:
    Registering a name again replaces its routine. The eval routine sees the output y and the targets
    of n samples with nout values each (one class index per sample for classification losses) and must
    return the mean over the batch, so that gradients match the other losses' scaling.
+
+   A loss on a spatial (DMDA) network output is evaluated where the output lives, each rank holding
+   some pixels of every sample: the type then needs the partial-sum form. sums() adds the
+   contributions of the rank's entries (an `NNLossBlock`) to nsums values (nsums per sample when
+   persample is set), these are summed over the ranks, finish() turns them into the mean loss and
+   gradient() writes dL/dy at the block's entries. A type with only eval is refused on spatial
+   outputs. Options of a type (setfromoptions) keep their values in param[], view() prints them.
 
    Example:
 .vb
@@ -67,7 +83,7 @@ PetscErrorCode NNLossGetOps(NNLossType type, NNLossOps *ops)
   }
   PetscCall(PetscMemzero(ops, sizeof(*ops)));
   PetscCall((*create)(ops));
-  PetscCheck(ops->eval, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Loss \"%s\" was registered with a routine that sets no eval routine", type);
+  PetscCheck(ops->eval || (ops->sums && ops->finish), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Loss \"%s\" was registered with a routine that sets no eval routine (nor sums and finish routines)", type);
   PetscFunctionReturn(0);
 }
 

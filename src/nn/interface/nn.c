@@ -221,10 +221,11 @@ PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *
 }
 
 /*@C
-   NNSetLoss - sets the loss (cross_entropy or mse)
+   NNSetLoss - sets the loss (cross_entropy, mse, l1, huber, rel_l2, bce_with_logits or a type of NNLossRegister())
 
-   Options Database Key:
-.  -nn_loss <cross_entropy,mse> - the loss
+   Options Database Keys:
++  -nn_loss <cross_entropy,mse,l1,huber,rel_l2,bce_with_logits> - the loss
+-  -nn_loss_huber_delta <delta> - huber: quadratic below delta, linear beyond (default 1)
 
    Level: beginner
 @*/
@@ -321,7 +322,7 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
 +  -nn_type <sequential,graph> - a chain of layers, or a graph whose layers name their inputs (-<name>_inputs a,b; `NNSetType()`)
 .  -nn_layers <a,b,c> - names of the layers in order; each is configured by -<name>_type and -<name>_<option>
 .  -nn_input_shape <d0,d1,..> - shape of one input sample
-.  -nn_loss <cross_entropy,mse> - loss
+.  -nn_loss <cross_entropy,mse,l1,huber,rel_l2,bce_with_logits> - loss
 .  -nn_batch_size <n> - minibatch size
 -  -nn_seed <s> - random seed
 
@@ -361,8 +362,10 @@ PetscErrorCode NNSetFromOptions(NN net)
   }
   PetscCall(PetscOptionsIntArray("-nn_input_shape", "Shape of one input sample, e.g. 784 or 1,28,28", "NNSetInputShape", shape, &nshape, &flg));
   if (flg) PetscCall(NNSetInputShape(net, nshape, shape));
-  PetscCall(PetscOptionsString("-nn_loss", "Loss: cross_entropy or mse", "NNSetLoss", net->loss, loss, sizeof(loss), &flg));
+  PetscCall(PetscOptionsFList("-nn_loss", "Loss", "NNSetLoss", NNLossList, net->loss, loss, sizeof(loss), &flg));
   if (flg) PetscCall(NNSetLoss(net, loss));
+  else PetscCall(NNLossSetUpOps(net->loss, &net->lossops));
+  if (net->lossops.setfromoptions) PetscCall((*net->lossops.setfromoptions)(&net->lossops, PetscOptionsObject)); /* e.g. -nn_loss_huber_delta */
   PetscCall(PetscOptionsInt("-nn_batch_size", "Minibatch size", "NNSetBatchSize", net->nbatch, &net->nbatch, NULL));
   PetscCheck(net->nbatch > 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_batch_size %" PetscInt_FMT " must be positive", net->nbatch);
   PetscCall(PetscOptionsInt("-nn_seed", "Random seed", "NNSetSeed", seed, &seed, &flg));
@@ -499,6 +502,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(NNShapeToString(&net->inshape, sizeof(in), in));
   PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers\n", in, net->nbatch, net->loss, net->nlayers));
+  if (net->lossops.view) PetscCall((*net->lossops.view)(&net->lossops, viewer)); /* the loss's parameters */
   if (net->spatial.indm) {
     PetscInt m, nn, p;
     PetscCall(DMDAGetInfo(net->spatial.indm, NULL, NULL, NULL, NULL, &m, &nn, &p, NULL, NULL, NULL, NULL, NULL, NULL));

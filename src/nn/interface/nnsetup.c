@@ -153,7 +153,7 @@ PetscErrorCode NNSetUp(NN net)
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
   PetscCheck(net->nlayers > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no layers: give -%snn_layers name1,name2,... or call NNAddLayer()", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
   PetscCheck(net->inshape.ndim > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no input shape: give -%snn_input_shape or call NNSetInputShape() (a training data set sets it too)", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
-  PetscCall(NNLossGetOps(net->loss, &net->lossops));
+  PetscCall(NNLossSetUpOps(net->loss, &net->lossops));
   PetscCall(NNReorderLayers(net));
   s = net->inshape;
   if (net->graph.on) PetscCall(NNGraphSetUpLayers(net)); /* src/nn/interface/nngraph.c */

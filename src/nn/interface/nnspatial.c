@@ -9,8 +9,9 @@
    subdomain.
 
    Spatial output: a network that ends on a spatial layer (a fully convolutional surrogate) has
-   its mean-squared-error loss evaluated where the output lives: targets given sequentially are
-   cut to the output's subdomains, the loss is reduced over the ranks.
+   its loss (any type with partial sums: mse, l1, huber, rel_l2, bce_with_logits) evaluated where
+   the output lives: targets given sequentially are cut to the output's subdomains, the loss's
+   partial sums are reduced over the ranks.
 */
 #include <petnn/private/nnimpl.h>
 
@@ -156,9 +157,39 @@ PetscErrorCode NNUnstageInputGradient(NN net, PetscInt n, Vec x0, Vec dx0, Vec d
   PetscFunctionReturn(0);
 }
 
+/* targets in the layout of the spatial output y: t itself, or cut from a sequential batch into net->spatial.tspatial */
+static PetscErrorCode NNLossSpatialTargets(NN net, PetscInt n, Vec y, Vec t, Vec *ts)
+{
+  DM                 dm, tdm;
+  NNShape            out;
+  PetscInt           tlen, k;
+  const PetscScalar *ta;
+  PetscScalar       *tsa;
+
+  PetscFunctionBegin;
+  *ts = t;
+  PetscCall(VecGetDM(t, &tdm));
+  if (tdm) PetscFunctionReturn(0);
+  PetscCall(VecGetDM(y, &dm));
+  PetscCall(NNGetOutputShape(net, &out));
+  k = NNShapeSize(&out);
+  PetscCall(VecGetLocalSize(t, &tlen));
+  PetscCheck(tlen >= n * k, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Target Vec has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, tlen, n, k, n * k);
+  if (!net->spatial.tspatial) PetscCall(VecDuplicate(y, &net->spatial.tspatial));
+  PetscCall(VecGetArrayRead(t, &ta));
+  PetscCall(VecGetArrayWrite(net->spatial.tspatial, &tsa));
+  PetscCall(NNSpatialCopy(dm, net->nbatch, &out, n, (PetscScalar *)ta, tsa, PETSC_TRUE));
+  PetscCall(VecRestoreArrayWrite(net->spatial.tspatial, &tsa));
+  PetscCall(VecRestoreArrayRead(t, &ta));
+  *ts = net->spatial.tspatial;
+  PetscFunctionReturn(0);
+}
+
 /*
    NNLossEvaluate - mean loss of the first n samples of the output y against targets t, and dL/dy
-   (dy may be NULL); y sequential or spatial (DMDA), t sequential, or in y's layout when y is spatial
+   (dy may be NULL); y sequential or spatial (DMDA), t sequential, or in y's layout when y is spatial.
+   A spatial output is evaluated where it lives with the loss's partial sums (NNLossOps.sums), added
+   over the layer communicator; entries of unused batch slots are ignored and get zero gradient.
 */
 PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss, Vec dy)
 {
@@ -167,8 +198,8 @@ PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss,
   const PetscScalar *ya, *ta;
   PetscScalar       *dya = NULL;
   PetscInt           k, xs, ys, zs, xm, ym, zm, D, nc;
-  PetscReal          L = 0, Ntot;
-  Vec                ts = t;
+  Vec                ts;
+  NNLossBlock        b;
 
   PetscFunctionBegin;
   PetscCall(NNGetOutputShape(net, &out));
@@ -179,51 +210,32 @@ PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss,
     PetscCall(VecGetArrayRead(t, &ta));
     if (dy) PetscCall(VecGetArrayWrite(dy, &dya));
     if (net->lossops.classification) PetscCall(NNLossCheckTargets(net->loss, n, k, ta));
-    PetscCall(net->lossops.eval(n, k, ya, ta, loss, dya));
+    if (net->lossops.eval) PetscCall(net->lossops.eval(n, k, ya, ta, loss, dya));
+    else {
+      b = (NNLossBlock){1, n * k, k, ya, ta};
+      PetscCall(NNLossEvaluateBlock(&net->lossops, MPI_COMM_NULL, n, k, &b, loss, dya));
+    }
     if (dy) PetscCall(VecRestoreArrayWrite(dy, &dya));
     PetscCall(VecRestoreArrayRead(t, &ta));
     PetscCall(VecRestoreArrayRead(y, &ya));
     PetscFunctionReturn(0);
   }
-  PetscCheck(!net->lossops.classification && !strcmp(net->loss, NNLOSSMSE), PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "Loss %s on a spatial (DMDA) network output is not supported: use -nn_loss %s, or end the network with %s or %s for classification", net->loss, NNLOSSMSE, NNLAYERSPATIALFLATTEN, NNLAYERGLOBALAVGPOOL);
-  { /* targets: in y's layout already, or cut from the sequential batch */
-    DM tdm;
-    PetscCall(VecGetDM(t, &tdm));
-    if (!tdm) {
-      PetscInt tlen;
-      PetscCall(VecGetLocalSize(t, &tlen));
-      PetscCheck(tlen >= n * k, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Target Vec has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, tlen, n, k, n * k);
-      if (!net->spatial.tspatial) PetscCall(VecDuplicate(y, &net->spatial.tspatial));
-      PetscCall(VecGetArrayRead(t, &ta));
-      PetscCall(VecGetArrayWrite(net->spatial.tspatial, (PetscScalar **)&ya));
-      PetscCall(NNSpatialCopy(dm, net->nbatch, &out, n, (PetscScalar *)ta, (PetscScalar *)ya, PETSC_TRUE));
-      PetscCall(VecRestoreArrayWrite(net->spatial.tspatial, (PetscScalar **)&ya));
-      PetscCall(VecRestoreArrayRead(t, &ta));
-      ts = net->spatial.tspatial;
-    }
-  }
+  PetscCheck(!net->lossops.classification && net->lossops.sums && net->lossops.finish, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "Loss %s on a spatial (DMDA) network output is not supported: use -nn_loss %s, or end the network with %s or %s for classification", net->loss, NNLOSSMSE, NNLAYERSPATIALFLATTEN, NNLAYERGLOBALAVGPOOL);
+  PetscCall(NNLossSpatialTargets(net, n, y, t, &ts));
   PetscCall(DMDAGetCorners(dm, &xs, &ys, &zs, &xm, &ym, &zm));
-  D    = net->nbatch * out.dim[0];
-  nc   = n * out.dim[0]; /* slots s < n of every pixel */
-  Ntot = (PetscReal)n * k;
+  D  = net->nbatch * out.dim[0];
+  nc = n * out.dim[0]; /* slots s < n of every pixel */
   PetscCall(VecGetArrayRead(y, &ya));
   PetscCall(VecGetArrayRead(ts, &ta));
   if (dy) PetscCall(VecGetArrayWrite(dy, &dya));
-  for (PetscInt p = 0; p < xm * ym * zm; p++) {
-    for (PetscInt i = p * D; i < p * D + nc; i++) {
-      PetscReal r = ya[i] - ta[i];
-      L += r * r;
-      if (dya) dya[i] = 2 * r / Ntot;
-    }
-    if (dya)
+  b = (NNLossBlock){xm * ym * zm, D, out.dim[0], ya, ta};
+  PetscCall(NNLossEvaluateBlock(&net->lossops, NNGetLayerComm(net), n, k, &b, loss, dya));
+  if (dya)
+    for (PetscInt p = 0; p < xm * ym * zm; p++)
       for (PetscInt i = p * D + nc; i < (p + 1) * D; i++) dya[i] = 0;
-  }
   if (dy) PetscCall(VecRestoreArrayWrite(dy, &dya));
   PetscCall(VecRestoreArrayRead(ts, &ta));
   PetscCall(VecRestoreArrayRead(y, &ya));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &L, 1, MPIU_REAL, MPIU_SUM, NNGetLayerComm(net)));
-  *loss = L / Ntot;
-  PetscCall(PetscLogFlops(4.0 * nc * xm * ym * zm));
   PetscFunctionReturn(0);
 }
 
