@@ -14,6 +14,8 @@ static char help[] = "A learned surrogate of one implicit time step of a PETSc s
                      "  -horizon <K>      implicit steps one surrogate call replaces: it learns u(t) -> u(t+K dt) (default 1)\n"
                      "  -write_data <f>   also write the state pairs in PETSc binary format for other tools\n"
                      "                    (bench/fno_reference.py trains the reference FNO on them)\n"
+                     "  -save <f.h5>      write the trained network (NNCheckpointSave)\n"
+                     "  -load <f.h5>      start from a saved network (NNCheckpointLoad); with -nn_epochs 0: evaluate only\n"
                      "  -nn_epochs <k>    training epochs (default 30); -nn_batch_size (default 8)\n"
                      "  -c1_filters, -c2_filters, -c*_kernel ...   the network's layers c1,a1,c2,a2,c3\n"
                      "  -nn_layers ...    any other network instead, e.g. -options_file examples/allen_cahn_fno.opts\n\n";
@@ -367,7 +369,7 @@ int main(int argc, char **argv)
   AppCtx         app = {.D = 1e-3};
   PetscInt       M = 64, ntrain = 24, ntest = 4, nsteps = 10, horizon = 1;
   PetscReal      dt = 0.5;
-  char           datafile[PETSC_MAX_PATH_LEN] = "";
+  char           datafile[PETSC_MAX_PATH_LEN] = "", savefile[PETSC_MAX_PATH_LEN] = "", loadfile[PETSC_MAX_PATH_LEN] = "";
   DM             da;
   TS             ts;
   Mat            J;
@@ -389,6 +391,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-nsteps", "Steps per trajectory", NULL, nsteps, &nsteps, NULL));
   PetscCall(PetscOptionsInt("-horizon", "Implicit steps one surrogate call replaces", NULL, horizon, &horizon, NULL));
   PetscCall(PetscOptionsString("-write_data", "Write the states in PETSc binary format to this file", NULL, datafile, datafile, sizeof(datafile), NULL));
+  PetscCall(PetscOptionsString("-save", "Write the trained network to this HDF5 file", "NNCheckpointSave", savefile, savefile, sizeof(savefile), NULL));
+  PetscCall(PetscOptionsString("-load", "Start from the network in this HDF5 file", "NNCheckpointLoad", loadfile, loadfile, sizeof(loadfile), NULL));
   PetscOptionsEnd();
   PetscCheck(M > 4 && ntrain > 0 && ntest > 0 && nsteps > 0 && dt > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Need -M > 4 and positive -ntrain, -ntest, -nsteps, -dt");
   PetscCheck(horizon >= 1 && horizon <= nsteps, comm, PETSC_ERR_ARG_OUTOFRANGE, "-horizon %" PetscInt_FMT " must be between 1 and -nsteps %" PetscInt_FMT, horizon, nsteps);
@@ -421,7 +425,9 @@ int main(int argc, char **argv)
   /* the surrogate on the simulation's DMDA: u(t) -> u(t + K dt) - u(t) */
   PetscCall(CreateNetwork(comm, da, &net));
   PetscCall(NNView(net, NULL));
+  if (loadfile[0]) PetscCall(NNCheckpointLoad(net, loadfile));
   PetscCall(Train(net, &train, r));
+  if (savefile[0]) PetscCall(NNCheckpointSave(net, savefile));
   PetscCall(Evaluate(net, &test, tsolve));
 
   PetscCall(VecDestroyVecs(ntrain * (nsteps + 1), &train.states));
