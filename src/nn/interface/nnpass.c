@@ -121,6 +121,29 @@ PetscErrorCode NNForward(NN net, PetscInt n, Vec x, Vec *y)
   PetscFunctionReturn(0);
 }
 
+/* the backward pass of a sequential network from dact[nlayers] down to dx0 (NULL: not needed), calling
+   layerdone after each layer; layer i computes its input gradient only if something before it needs it */
+static PetscErrorCode NNSequentialBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar *dtheta)
+{
+  NNBackwardCallbacks *cb     = &net->pass.backward;
+  PetscBool            needdx = dx0 ? PETSC_TRUE : PETSC_FALSE, *need;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(net->nlayers, &need));
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    PetscInt np;
+    need[i] = needdx;
+    PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
+    if (np) needdx = PETSC_TRUE;
+  }
+  for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
+    PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
+    if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
+  }
+  PetscCall(PetscFree(need));
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNLossGradient - forward pass, loss, and backward pass on one batch
 
@@ -153,7 +176,7 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   NNShape            out;
   PetscInt           L_ = 0;
   Vec                x0, dx0;
-  PetscBool          needdx, *need;
+  PetscBool          needdx;
   NNBackwardCallbacks *cb = &net->pass.backward;
 
   PetscFunctionBegin;
@@ -168,7 +191,6 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   net->dthetazero = PETSC_FALSE;
   PetscCall(VecGetArray(net->dtheta, &dtheta));
   PetscCall(NNSetLayerPointers(net, theta, dtheta, buf));
-  PetscCall(PetscMalloc1(L_, &need));
 
   PetscCall(PetscLogEventBegin(NN_Forward, net, 0, 0, 0));
   PetscCall(NNStageInput(net, n, x, &x0));
@@ -184,21 +206,11 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   dx0 = (x0 == x) ? dx : net->dact[0];
   needdx = dx ? PETSC_TRUE : PETSC_FALSE;
   if (net->graph.on) PetscCall(NNGraphBackward(net, n, x0, needdx ? dx0 : NULL, dtheta)); /* calls layerdone as layers finish */
-  for (PetscInt i = 0; i < L_ && !net->graph.on; i++) { /* layer i needs its input gradient only if something before it does */
-    PetscInt np;
-    need[i] = needdx;
-    PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
-    if (np) needdx = PETSC_TRUE;
-  }
-  for (PetscInt i = L_ - 1; i >= 0 && !net->graph.on; i--) {
-    PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
-    if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
-  }
+  else PetscCall(NNSequentialBackward(net, n, x0, needdx ? dx0 : NULL, dtheta));
   PetscCall(NNUnstageInputGradient(net, n, x0, dx0, dx));
   if (cb->done) PetscCall((*cb->done)(net, dtheta, cb->ctx)); /* data parallel: wait for the whole gradient's sum */
   PetscCall(PetscLogEventEnd(NN_Backward, net, 0, 0, 0));
 
-  PetscCall(PetscFree(need));
   PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
   PetscCall(VecRestoreArray(net->dtheta, &dtheta));
   PetscCall(VecRestoreArray(net->buf, &buf));
