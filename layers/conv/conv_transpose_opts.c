@@ -8,37 +8,6 @@
 #include "conv.h"
 
 /* "a x b (x c)" in PyTorch order (depth, height, width) */
-static PetscErrorCode NNConvTTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
-{
-  PetscFunctionBegin;
-  if (nd == 2) PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT, v[1], v[0]));
-  else PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT, v[2], v[1], v[0]));
-  PetscFunctionReturn(0);
-}
-
-/* an option of 1 or nd values in PyTorch order ((depth,) height, width) into v[] in x, y, z order */
-static PetscErrorCode NNConvTOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt v[3])
-{
-  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
-  PetscInt               a[3], b[4], n = d->nd, m = 4;
-  PetscBool              set;
-
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < d->nd; i++) a[i] = v[d->nd - 1 - i];
-  PetscCall(PetscOptionsIntArray(opt, text, man, a, &n, &set));
-  if (!set) PetscFunctionReturn(0);
-  /* PetscOptionsIntArray() reads at most nd values: count them all to refuse extra ones */
-  PetscCall(PetscOptionsGetIntArray(((PetscObject)l)->options, ((PetscObject)l)->prefix, opt, b, &m, NULL));
-  n = PetscMax(n, m);
-  if (n != 1 && n != d->nd) { /* reported by set up: an error inside the options block would leak it */
-    PetscCall(PetscStrncpy(d->badopt, opt + 1, sizeof(d->badopt)));
-    d->badcount = n;
-    PetscFunctionReturn(0);
-  }
-  for (PetscInt i = 0; i < d->nd; i++) v[i] = n == 1 ? a[0] : a[d->nd - 1 - i];
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
@@ -47,11 +16,11 @@ PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer l, PetscOptionItems *
   d->badcount = 0;
   PetscOptionsHeadBegin(PetscOptionsObject, d->nd == 2 ? "ConvTranspose2d layer options" : "ConvTranspose3d layer options");
   PetscCall(PetscOptionsInt("-filters", "Number of output channels", "NNLayerConvSetFilters", d->filters, &d->filters, NULL));
-  PetscCall(NNConvTOptionsTuple(l, PetscOptionsObject, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k));
-  PetscCall(NNConvTOptionsTuple(l, PetscOptionsObject, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s));
-  PetscCall(NNConvTOptionsTuple(l, PetscOptionsObject, "-padding", "PyTorch's padding: pixels dropped from each side of the full output (default 0): one value or one per axis", "NNLayerConvSetPadding", d->pad));
-  PetscCall(NNConvTOptionsTuple(l, PetscOptionsObject, "-output_padding", "Extra output pixels on the far side, smaller than the stride or the dilation: one value or one per axis", "NNLayerConvTransposeSetOutputPadding", d->opad));
-  PetscCall(NNConvTOptionsTuple(l, PetscOptionsObject, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-padding", "PyTorch's padding: pixels dropped from each side of the full output (default 0): one value or one per axis", "NNLayerConvSetPadding", d->pad, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-output_padding", "Extra output pixels on the far side, smaller than the stride or the dilation: one value or one per axis", "NNLayerConvTransposeSetOutputPadding", d->opad, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil, d->badopt, &d->badcount));
   PetscCall(PetscOptionsInt("-groups", "Groups: in/groups input channels feed out/groups filters", "NNLayerConvSetGroups", d->groups, &d->groups, NULL));
   PetscCall(PetscOptionsBool("-bias", "Add a bias", "NNLayerConvSetBias", d->bias, &d->bias, NULL));
   PetscCall(PetscOptionsInt("-threads", "Threads splitting the pixels or batch slots (0: OpenBLAS's thread count)", "NNLayerConvSetThreads", d->threads, &d->threads, NULL));
@@ -66,11 +35,11 @@ PetscErrorCode NNLayerView_ConvTranspose(NNLayer l, PetscViewer v)
   char                   k[64], s[64], p[64], op[64], dl[64];
 
   PetscFunctionBegin;
-  PetscCall(NNConvTTupleString(d->nd, d->k, sizeof(k), k));
-  PetscCall(NNConvTTupleString(d->nd, d->s, sizeof(s), s));
-  PetscCall(NNConvTTupleString(d->nd, d->pad, sizeof(p), p));
-  PetscCall(NNConvTTupleString(d->nd, d->opad, sizeof(op), op));
-  PetscCall(NNConvTTupleString(d->nd, d->dil, sizeof(dl), dl));
+  PetscCall(NNConvTupleString(d->nd, d->k, sizeof(k), k));
+  PetscCall(NNConvTupleString(d->nd, d->s, sizeof(s), s));
+  PetscCall(NNConvTupleString(d->nd, d->pad, sizeof(p), p));
+  PetscCall(NNConvTupleString(d->nd, d->opad, sizeof(op), op));
+  PetscCall(NNConvTupleString(d->nd, d->dil, sizeof(dl), dl));
   PetscCall(PetscViewerASCIIPrintf(v, "transposed: %" PetscInt_FMT " filters, kernel %s, stride %s, padding %s, output padding %s, dilation %s, groups %" PetscInt_FMT ", bias %s\n", d->filters, k, s, p, op, dl, d->groups, d->bias ? "yes" : "no"));
   if (d->h.daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", gathered im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
   PetscFunctionReturn(0);

@@ -6,7 +6,7 @@
 #include "conv.h"
 
 /* "a x b (x c)" in PyTorch order (depth, height, width) */
-static PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
+PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, char str[])
 {
   PetscFunctionBegin;
   if (nd == 2) PetscCall(PetscSNPrintf(str, len, "%" PetscInt_FMT "x%" PetscInt_FMT, v[1], v[0]));
@@ -14,26 +14,24 @@ static PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t
   PetscFunctionReturn(0);
 }
 
-/* an option of 1 or nd values in PyTorch order ((depth,) height, width) into v[] in x, y, z order */
-static PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt v[3])
+PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, PetscInt nd, const char opt[], const char text[], const char man[], PetscInt v[3], char badopt[32], PetscInt *badcount)
 {
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-  PetscInt      a[3], b[4], n = d->nd, m = 4;
-  PetscBool     set;
+  PetscInt  a[3], b[4], n = nd, m = 4;
+  PetscBool set;
 
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < d->nd; i++) a[i] = v[d->nd - 1 - i];
+  for (PetscInt i = 0; i < nd; i++) a[i] = v[nd - 1 - i];
   PetscCall(PetscOptionsIntArray(opt, text, man, a, &n, &set));
   if (!set) PetscFunctionReturn(0);
   /* PetscOptionsIntArray() reads at most nd values: count them all to refuse extra ones */
   PetscCall(PetscOptionsGetIntArray(((PetscObject)l)->options, ((PetscObject)l)->prefix, opt, b, &m, NULL));
   n = PetscMax(n, m);
-  if (n != 1 && n != d->nd) { /* reported by set up: an error inside the options block would leak it */
-    PetscCall(PetscStrncpy(d->badopt, opt + 1, sizeof(d->badopt)));
-    d->badcount = n;
+  if (n != 1 && n != nd) {
+    PetscCall(PetscStrncpy(badopt, opt + 1, 32));
+    *badcount = n;
     PetscFunctionReturn(0);
   }
-  for (PetscInt i = 0; i < d->nd; i++) v[i] = n == 1 ? a[0] : a[d->nd - 1 - i];
+  for (PetscInt i = 0; i < nd; i++) v[i] = n == 1 ? a[0] : a[nd - 1 - i];
   PetscFunctionReturn(0);
 }
 
@@ -45,10 +43,10 @@ PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOpti
   d->badcount = 0;
   PetscOptionsHeadBegin(PetscOptionsObject, d->nd == 2 ? "Conv2d layer options" : "Conv3d layer options");
   PetscCall(PetscOptionsInt("-filters", "Number of output channels", "NNLayerConvSetFilters", d->filters, &d->filters, NULL));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-padding", "Zero padding on each side, one value or one per axis (default dilation*(kernel/2); -1: default)", "NNLayerConvSetPadding", d->pad));
-  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-kernel", "Kernel size: one value or one per axis ((depth,)height,width)", "NNLayerConvSetKernelSize", d->k, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-stride", "Stride: one value or one per axis", "NNLayerConvSetStride", d->s, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-padding", "Zero padding on each side, one value or one per axis (default dilation*(kernel/2); -1: default)", "NNLayerConvSetPadding", d->pad, d->badopt, &d->badcount));
+  PetscCall(NNConvOptionsTuple(l, PetscOptionsObject, d->nd, "-dilation", "Spacing of the kernel taps: one value or one per axis", "NNLayerConvSetDilation", d->dil, d->badopt, &d->badcount));
   PetscCall(PetscOptionsInt("-groups", "Groups: in/groups input channels feed out/groups filters", "NNLayerConvSetGroups", d->groups, &d->groups, NULL));
   PetscCall(PetscOptionsBool("-bias", "Add a bias", "NNLayerConvSetBias", d->bias, &d->bias, NULL));
   PetscCall(PetscOptionsBool("-periodic", "Periodic padding (wrap around) instead of zeros: stride 1, odd kernel, padding dilation*(kernel-1)/2", "NNLayerConvSetPeriodic", d->periodic, &d->periodic, NULL));
