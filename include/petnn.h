@@ -104,6 +104,18 @@ PETSC_EXTERN PetscErrorCode NNLayerSetUp(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerView(NNLayer, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNLayerDestroy(NNLayer *);
 PETSC_EXTERN PetscErrorCode NNLayerGetNumParameters(NNLayer, PetscInt *);
+/* model parallelism: how a layer's weights are split over the ranks of its communicator (-<layer>_partition) */
+typedef enum {
+  NN_PARTITION_REPLICATE, /* every rank holds every weight (the default) */
+  NN_PARTITION_ROWS,      /* dense: output features (weight rows) split over the ranks */
+  NN_PARTITION_COLUMNS,   /* dense: input features (weight columns) split over the ranks */
+  NN_PARTITION_FILTERS,   /* convolution: output channels split over the ranks */
+  NN_PARTITION_CHANNELS   /* convolution: input channels split over the ranks */
+} NNLayerPartition;
+PETSC_EXTERN const char *const NNLayerPartitions[];
+PETSC_EXTERN PetscErrorCode    NNLayerSetPartition(NNLayer, NNLayerPartition);
+PETSC_EXTERN PetscErrorCode    NNLayerGetPartition(NNLayer, NNLayerPartition *);
+PETSC_EXTERN PetscErrorCode    NNLayerGetNumParametersGlobal(NNLayer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNLayerForward(NNLayer, PetscInt, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerBackward(NNLayer, PetscInt, Vec, Vec, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNLayerSetTraining(NNLayer, PetscBool);

@@ -66,13 +66,8 @@
      - its errors (bad shapes, bad option values) in tests/errors.c, its view in a test's output.
    Checkpoints (NNCheckpointSave/Load) cover the declared tensors without type-specific code.
 */
-#include <petnn/private/nnimpl.h>
+#include "dense.h"
 #include <cblas.h>
-
-typedef struct {
-  PetscInt  units;
-  PetscBool bias;
-} NNLayer_Dense;
 
 static PetscErrorCode NNLayerSetUp_Dense(NNLayer l)
 {
@@ -84,8 +79,23 @@ static PetscErrorCode NNLayerSetUp_Dense(NNLayer l)
   PetscCheck(d->units > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Dense layer %s has %" PetscInt_FMT " units; give a positive -%sunits", ((PetscObject)l)->name, d->units, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   in = l->inshape.dim[0];
   PetscCall(NNShapeSet(&l->outshape, 1, &d->units));
+  PetscCall(NNLayerCheckPartition(l, 2, (NNLayerPartition[]){NN_PARTITION_ROWS, NN_PARTITION_COLUMNS}));
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartSetUp(l)); /* layers/core/dense_partition.c */
+    PetscFunctionReturn(0);
+  }
   PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, 2, (PetscInt[]){d->units, in}));
   if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->units));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerReset_Dense(NNLayer l)
+{
+  NNLayer_Dense *d = (NNLayer_Dense *)l->data;
+
+  PetscFunctionBegin;
+  PetscCall(NNPartColumnsReset(&d->pc));
+  PetscCall(PetscFree(d->work));
   PetscFunctionReturn(0);
 }
 
@@ -97,6 +107,10 @@ static PetscErrorCode NNLayerInitialize_Dense(NNLayer l)
   PetscScalar *theta = (PetscScalar *)l->theta;
 
   PetscFunctionBegin;
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartInitialize(l, bound));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt i = 0; i < l->nparam; i++) theta[i] = bound * (2.0 * NNRandomUniform(l->rng) - 1.0);
   PetscFunctionReturn(0);
 }
@@ -108,6 +122,10 @@ static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscSca
   const PetscScalar *W = l->theta, *b = l->theta + out * in;
 
   PetscFunctionBegin;
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartForward(l, n, x, y));
+    PetscFunctionReturn(0);
+  }
   if (d->bias) {
     for (PetscInt s = 0; s < n; s++) PetscCall(PetscArraycpy(y + s * out, b, out));
   }
@@ -124,6 +142,10 @@ static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscSc
   PetscScalar       *dW = l->dtheta, *db = l->dtheta + out * in;
 
   PetscFunctionBegin;
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartBackward(l, n, x, dy, dx));
+    PetscFunctionReturn(0);
+  }
   if (dx) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0, dy, out, W, in, 0.0, dx, in);
   cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0, dy, out, x, in, 1.0, dW, in);
   if (d->bias) {
@@ -152,6 +174,7 @@ static PetscErrorCode NNLayerView_Dense(NNLayer l, PetscViewer v)
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(v, "units %" PetscInt_FMT ", bias %s\n", d->units, d->bias ? "yes" : "no"));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartView(l, v));
   PetscFunctionReturn(0);
 }
 
@@ -198,6 +221,7 @@ static PetscErrorCode NNLayerDestroy_Dense(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNDenseFunctions), NNDenseFunctions, PETSC_FALSE));
+  PetscCall(NNLayerReset_Dense(l));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);
 }
@@ -207,9 +231,14 @@ static PetscErrorCode NNLayerDestroy_Dense(NNLayer l)
 
    Options Database Keys:
 +  -<prefix>units <n> - number of output features (required)
--  -<prefix>bias <bool> - add a bias (default true)
+.  -<prefix>bias <bool> - add a bias (default true)
+-  -<prefix>partition <replicate,rows,columns> - model parallelism: the weight's rows (output features) or
+   columns (input features) split over the layer's ranks (`NNLayerSetPartition()`)
 
    Parameters: weight [units, in], bias [units]. Input must be 1-d per sample (flatten first).
+   Partitioned, each rank stores its rows (with their bias entries) or its columns (the bias on every
+   rank); input and output stay replicated: rows all-gather the output and sum the input gradient,
+   columns sum the partial outputs and all-gather the input gradient (layers/core/dense_partition.c).
 
    Level: beginner
 
@@ -224,6 +253,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   d->bias                 = PETSC_TRUE;
   l->data                 = d;
   l->ops->setup           = NNLayerSetUp_Dense;
+  l->ops->reset           = NNLayerReset_Dense;
   l->ops->initialize      = NNLayerInitialize_Dense;
   l->ops->forward         = NNLayerForward_Dense;
   l->ops->backward        = NNLayerBackward_Dense;

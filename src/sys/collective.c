@@ -4,7 +4,7 @@
 */
 #include <petnn/private/nnimpl.h>
 
-PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
+PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament, NN_PartGather, NN_PartReduce;
 
 static PetscBool NNParallelEventsRegistered = PETSC_FALSE;
 
@@ -28,6 +28,8 @@ PetscErrorCode NNParallelRegisterEvents(void)
   PetscCall(PetscLogEventRegister("NNDataExchange", NNDATA_CLASSID, &NN_DataExchange));
   PetscCall(PetscLogEventRegister("NNBroadcast", NN_CLASSID, &NN_Broadcast));
   PetscCall(PetscLogEventRegister("NNTournament", NN_CLASSID, &NN_Tournament));
+  PetscCall(PetscLogEventRegister("NNPartGather", NN_CLASSID, &NN_PartGather)); /* model parallelism: all-gathers of split activations */
+  PetscCall(PetscLogEventRegister("NNPartReduce", NN_CLASSID, &NN_PartReduce)); /* model parallelism: sums of partial activations and gradients */
   PetscCall(PetscRegisterFinalize(NNParallelFinalizeEvents));
   PetscFunctionReturn(0);
 }

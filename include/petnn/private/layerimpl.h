@@ -25,6 +25,11 @@ typedef struct {
   PetscInt     dim[NN_MAX_TENSOR_DIM];
   PetscInt     size;
   PetscInt     offset; /* within the layer's slice of the parameter (or buffer) array */
+  /* model parallelism (-<layer>_partition): dim[] and size are this rank's piece; a split tensor holds entries
+     [start, start + dim[axis]) of its axis, whose full extent is gdim; goffset is its offset in the layer's
+     full (unpartitioned) slice. A zeroed NNTensor is whole on every rank. */
+  PetscBool    split;
+  PetscInt     axis, gdim, start, goffset;
 } NNTensor;
 
 #define NN_MAX_TENSORS 8
@@ -77,6 +82,13 @@ struct _p_NNLayer {
   NNTensor  tensors[NN_MAX_TENSORS];
   PetscInt  nparam, nbuf; /* sizes of this layer's own slices (children excluded) */
   PetscInt  poff, boff;   /* offsets of the slices in the network's arrays */
+  /* model parallelism: the partition (-<layer>_partition), and the sizes and offsets of the slices in the
+     full layout (as on one rank: checkpoints, views); equal to nparam, nbuf, poff, boff when nothing is split */
+  struct {
+    NNLayerPartition type;
+    PetscBool        handled; /* the type's setup took the partition (NNLayerCheckPartition()) */
+    PetscInt         gnparam, gnbuf, gpoff, gboff;
+  } part;
   PetscScalar       *dtheta; /* valid during backward */
   const PetscScalar *theta;  /* valid during forward and backward */
   PetscScalar       *buf;    /* valid during forward and backward */
@@ -129,6 +141,29 @@ typedef struct {
 } NNLayerFunction;
 PETSC_EXTERN PetscErrorCode NNLayerComposeFunctions(NNLayer, size_t, const NNLayerFunction[], PetscBool);
 PETSC_EXTERN PetscErrorCode NNLayerAddTensor(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[]);
+/* a tensor of full shape dim[] of which this rank holds entries [start, start + count) along axis (model parallelism) */
+PETSC_EXTERN PetscErrorCode NNLayerAddTensorSplit(NNLayer, const char[], NNTensorKind, PetscInt, const PetscInt[], PetscInt, PetscInt, PetscInt);
+/* the range [start, start + count) of n items that rank r of size ranks holds (an even split, the first n % size ranks one more) */
+PETSC_EXTERN void NNPartitionRange(PetscInt, PetscMPIInt, PetscMPIInt, PetscInt *, PetscInt *);
+/* model-parallel primitives (src/layer/interface/partitionops.c) on [rows][cols] arrays whose columns are split over
+   the ranks of a communicator (rank r: cnt[r] columns from dsp[r]); replicated arrays are one logical tensor held
+   by every rank, so the adjoint of an all-gather takes the rank's own columns and that of a replication is a sum */
+typedef struct {
+  MPI_Comm     comm;
+  PetscMPIInt  size, rank;
+  PetscInt     ncol;       /* all columns */
+  PetscInt    *cnt, *dsp;  /* [size] each rank's columns */
+  PetscScalar *work;       /* rows * ncol entries, for the exchanges */
+  PetscInt     maxrows;
+} NNPartColumns;
+PETSC_EXTERN PetscErrorCode NNPartColumnsSetUp(MPI_Comm, PetscInt, PetscInt, NNPartColumns *);
+PETSC_EXTERN PetscErrorCode NNPartColumnsReset(NNPartColumns *);
+PETSC_EXTERN PetscErrorCode NNPartColumnsAllgather(NNPartColumns *, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+PETSC_EXTERN PetscErrorCode NNPartColumnsTake(NNPartColumns *, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
+PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
+/* errors unless the layer's partition is one of the given ones (its type supports them) */
+PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);

@@ -34,7 +34,7 @@ PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBoo
 /* ---------------------------------------------------------------- log events */
 PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
 /* events of the parallel machinery, registered on first use (src/sys/collective.c) */
-PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament;
+PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament, NN_PartGather, NN_PartReduce;
 PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
 
 /* ---------------------------------------------------------------- layers (layerimpl.h) */
@@ -166,7 +166,15 @@ struct _p_NN {
   PetscBool training, setupcalled, setfromoptionscalled;
 
   /* storage */
-  Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential, replicated on every rank) */
+  Vec       theta, dtheta, buf; /* parameters, gradient, buffers (sequential: this rank's pieces, see part) */
+  /* model parallelism (src/nn/interface/nnpartition.c): with layers whose tensors are split over the layer
+     communicator (-<layer>_partition), theta holds the whole tensors of the other layers (the same on
+     every rank of the group) and this rank's pieces of the split ones; np, nb are the sizes of the full
+     layout (as on one rank) that checkpoints gather to */
+  struct {
+    PetscBool on;
+    PetscInt  np, nb;
+  } part;
   PetscBool dthetazero;         /* dtheta is known to be zero: the next NNLossGradient() need not zero it */
   PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
@@ -229,10 +237,17 @@ PETSC_INTERN PetscErrorCode NNUnstageInputGradient(NN, PetscInt, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNLossEvaluate(NN, PetscInt, Vec, Vec, PetscReal *, Vec);
 PETSC_INTERN PetscErrorCode NNPredictSpatial(NN, Vec, Vec);
 
+/* model parallelism (src/nn/interface/nnpartition.c) */
+PETSC_INTERN PetscErrorCode NNPartitionLayout(NN, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode NNPartitionGather(NN, NNTensorKind, const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNPartitionExtract(NN, NNTensorKind, const PetscScalar[], PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNPartitionLocalIndex(NN, PetscInt **);
+
 /* recursive walks over a network's layers (children included, depth first) */
 PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);
 typedef PetscErrorCode (*NNTensorVisitor)(NN, NNLayer, const char *, NNTensor *, void *);
 PETSC_INTERN PetscErrorCode NNVisitTensors(NN, NNTensorVisitor, void *);
+PETSC_INTERN PetscErrorCode NNVisitTensorsGlobal(NN, NNTensorVisitor, void *); /* full shapes, offsets in the full layout */
 PETSC_INTERN PetscInt       NNTensorOffset(NNLayer, const NNTensor *); /* in the network's parameter (or buffer) array */
 
 /* process grid (src/nn/interface/grid.c) */

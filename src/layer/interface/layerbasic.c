@@ -133,33 +133,64 @@ PetscErrorCode NNLayerSetTraining(NNLayer l, PetscBool training)
   PetscFunctionReturn(0);
 }
 
-/* Declares a named tensor of the layer (called from a type's setup); offsets are packed in call order. */
-PetscErrorCode NNLayerAddTensor(NNLayer l, const char name[], NNTensorKind kind, PetscInt ndim, const PetscInt dim[])
+/* declares a tensor of full shape dim[] whose entries [start, start + count) along axis live on this rank (axis -1: all) */
+static PetscErrorCode NNLayerAddTensor_Private(NNLayer l, const char name[], NNTensorKind kind, PetscInt ndim, const PetscInt dim[], PetscInt axis, PetscInt start, PetscInt count)
 {
   NNTensor *t;
+  PetscInt  gsize = 1;
 
   PetscFunctionBegin;
   PetscCheck(l->ntensors < NN_MAX_TENSORS, PETSC_COMM_SELF, PETSC_ERR_SUP, "A layer has at most %d tensors", NN_MAX_TENSORS);
   PetscCheck(ndim >= 0 && ndim <= NN_MAX_TENSOR_DIM, PETSC_COMM_SELF, PETSC_ERR_SUP, "Tensor %s of layer %s has %" PetscInt_FMT " dimensions; at most %d are supported", name, ((PetscObject)l)->name, ndim, NN_MAX_TENSOR_DIM);
+  PetscCheck(axis < ndim && (axis < 0 || (start >= 0 && count >= 0 && start + count <= dim[axis])), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s: piece [%" PetscInt_FMT ", %" PetscInt_FMT ") of axis %" PetscInt_FMT " is not inside its shape", name, ((PetscObject)l)->name, start, start + count, axis);
   t = &l->tensors[l->ntensors++];
   PetscCall(PetscMemzero(t, sizeof(*t)));
   PetscCall(PetscStrncpy(t->name, name, sizeof(t->name)));
-  t->kind = kind;
-  t->ndim = ndim;
-  t->size = 1;
+  t->kind  = kind;
+  t->ndim  = ndim;
+  t->size  = 1;
+  t->split = (PetscBool)(axis >= 0);
+  t->axis  = PetscMax(axis, 0);
   for (PetscInt i = 0; i < ndim; i++) {
     /* sizes are PetscInts: a huge shape is an error, not an overflow */
-    PetscCheck(dim[i] >= 0 && (PetscInt64)t->size * dim[i] + (kind == NN_TENSOR_PARAM ? l->nparam : l->nbuf) <= PETSC_MAX_INT, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s is too large: dimension %" PetscInt_FMT " = %" PetscInt_FMT " makes more than %d entries, the most a PetscInt counts (PETSc configured --with-64-bit-indices counts more)", name, ((PetscObject)l)->name, i, dim[i], PETSC_MAX_INT);
-    t->dim[i] = dim[i];
-    t->size *= dim[i];
+    PetscCheck(dim[i] >= 0 && (PetscInt64)gsize * dim[i] + (kind == NN_TENSOR_PARAM ? l->part.gnparam : l->part.gnbuf) <= PETSC_MAX_INT, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s is too large: dimension %" PetscInt_FMT " = %" PetscInt_FMT " makes more than %d entries, the most a PetscInt counts (PETSc configured --with-64-bit-indices counts more)", name, ((PetscObject)l)->name, i, dim[i], PETSC_MAX_INT);
+    t->dim[i] = i == axis ? count : dim[i];
+    t->size *= t->dim[i];
+    gsize *= dim[i];
+  }
+  if (axis >= 0) {
+    t->gdim  = dim[axis];
+    t->start = start;
   }
   if (kind == NN_TENSOR_PARAM) {
-    t->offset = l->nparam;
+    t->offset  = l->nparam;
+    t->goffset = l->part.gnparam;
     l->nparam += t->size;
+    l->part.gnparam += gsize;
   } else {
-    t->offset = l->nbuf;
+    t->offset  = l->nbuf;
+    t->goffset = l->part.gnbuf;
     l->nbuf += t->size;
+    l->part.gnbuf += gsize;
   }
+  PetscFunctionReturn(0);
+}
+
+/* Declares a named tensor of the layer (called from a type's setup); offsets are packed in call order. */
+PetscErrorCode NNLayerAddTensor(NNLayer l, const char name[], NNTensorKind kind, PetscInt ndim, const PetscInt dim[])
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerAddTensor_Private(l, name, kind, ndim, dim, -1, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* Declares a tensor of full shape dim[] of which this rank holds the entries [start, start + count) along
+   axis (model parallelism: the layer's partition); dim[] is the shape checkpoints and views show. */
+PetscErrorCode NNLayerAddTensorSplit(NNLayer l, const char name[], NNTensorKind kind, PetscInt ndim, const PetscInt dim[], PetscInt axis, PetscInt start, PetscInt count)
+{
+  PetscFunctionBegin;
+  PetscCheck(axis >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s: split axis %" PetscInt_FMT " must be nonnegative", name, ((PetscObject)l)->name, axis);
+  PetscCall(NNLayerAddTensor_Private(l, name, kind, ndim, dim, axis, start, count));
   PetscFunctionReturn(0);
 }
 

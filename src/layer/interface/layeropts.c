@@ -32,6 +32,7 @@ static PetscErrorCode NNLayerSetFromOptions_Private(NNLayer l)
       PetscCall(ierr);
     }
   }
+  PetscCall(NNLayerSetFromOptions_Partition(l, PetscOptionsObject));
   PetscTryTypeMethod(l, setfromoptions, PetscOptionsObject);
   if (NNLayerSetFromOptionsHook) PetscCall((*NNLayerSetFromOptionsHook)(l, PetscOptionsObject));
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)l, PetscOptionsObject));

@@ -59,8 +59,12 @@ PetscErrorCode NNLayerSetUp(NNLayer l)
   l->ntensors = 0;
   l->nparam   = 0;
   l->nbuf     = 0;
+  l->part.gnparam = 0;
+  l->part.gnbuf   = 0;
+  l->part.handled = PETSC_FALSE;
   l->outshape = l->inshape;
   PetscUseTypeMethod(l, setup);
+  PetscCheck(l->part.type == NN_PARTITION_REPLICATE || l->part.handled, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s) cannot be partitioned (-%spartition %s): its type keeps every weight on every rank; dense layers take rows or columns, convolutions filters or channels", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", NNLayerPartitions[l->part.type]);
   if (NNLayerSetUpHook) PetscCall((*NNLayerSetUpHook)(l));
   l->setupcalled = PETSC_TRUE;
   PetscCall(NNLayerSetUpLocalSize(l));

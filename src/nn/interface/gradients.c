@@ -30,11 +30,11 @@ static void NNBatchDims(PetscInt n, const NNShape *s, PetscInt *nd, PetscInt d[]
   *nd = s->ndim + 1;
 }
 
-static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt n, PetscReal loss, Vec x, Vec t, Vec y, Vec dx)
+static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt n, PetscReal loss, Vec x, Vec t, Vec y, Vec dx, const PetscScalar *g)
 {
   NNAtomicFile       a;
   PetscErrorCode     ierr = 0;
-  const PetscScalar *xa = NULL, *ta = NULL, *ya = NULL, *dxa = NULL, *g = NULL;
+  const PetscScalar *xa = NULL, *ta = NULL, *ya = NULL, *dxa = NULL;
   NNShape            out, tshape;
   PetscInt           nd, d[NN_MAX_DIM + 1];
   PetscScalar        L = loss;
@@ -53,7 +53,6 @@ static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt 
   PetscCall(VecGetArrayRead(t, &ta));
   PetscCall(VecGetArrayRead(y, &ya));
   PetscCall(VecGetArrayRead(dx, &dxa));
-  PetscCall(VecGetArrayRead(net->dtheta, &g));
   c.fid    = fid;
   c.dtheta = g;
   /* each step only if the previous ones succeeded; the arrays are restored whatever happens */
@@ -68,8 +67,7 @@ static PetscErrorCode NNSaveGradients_Rank0(NN net, const char file[], PetscInt 
   NNBatchDims(n, &tshape, &nd, d);
   if (net->lossops.classification) nd = 1; /* labels: [n] */
   if (!ierr) ierr = NNH5WriteArray(fid, "target", nd, d, ta);
-  if (!ierr) ierr = NNVisitTensors(net, NNSaveGradientTensor, &c);
-  PetscCall(VecRestoreArrayRead(net->dtheta, &g));
+  if (!ierr) ierr = NNVisitTensorsGlobal(net, NNSaveGradientTensor, &c);
   PetscCall(VecRestoreArrayRead(dx, &dxa));
   PetscCall(VecRestoreArrayRead(y, &ya));
   PetscCall(VecRestoreArrayRead(t, &ta));
@@ -143,10 +141,21 @@ PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec
     PetscCall(VecRestoreArrayRead(y, &ya));
     y = yseq;
   }
-  if (rank == 0) {
-    PetscCall(NNH5SilenceErrors(PETSC_TRUE));
-    ierr = NNSaveGradients_Rank0(net, file, n, loss, x, t, y, dx);
-    PetscCall(NNH5SilenceErrors(PETSC_FALSE));
+  { /* the parameter gradient in the full layout (partitioned layers: gathered to rank 0) */
+    const PetscScalar *g;
+    PetscScalar       *gfull = NULL;
+    PetscCall(VecGetArrayRead(net->dtheta, &g));
+    if (net->part.on) {
+      if (rank == 0) PetscCall(PetscMalloc1(PetscMax(net->part.np, 1), &gfull));
+      PetscCall(NNPartitionGather(net, NN_TENSOR_PARAM, g, gfull));
+    }
+    if (rank == 0) {
+      PetscCall(NNH5SilenceErrors(PETSC_TRUE));
+      ierr = NNSaveGradients_Rank0(net, file, n, loss, x, t, y, dx, gfull ? gfull : g);
+      PetscCall(NNH5SilenceErrors(PETSC_FALSE));
+    }
+    PetscCall(PetscFree(gfull));
+    PetscCall(VecRestoreArrayRead(net->dtheta, &g));
   }
   PetscCall(VecDestroy(&yseq));
   PetscCall(VecDestroy(&dx));

@@ -391,6 +391,11 @@ PetscErrorCode NNSetFromOptions(NN net)
 
    Not Collective
 
+   Notes:
+   With layers partitioned over the ranks (`NNLayerSetPartition()`) the Vec holds this rank's pieces
+   of their weights besides the whole tensors of the other layers; `NNGetNumParameters()` counts the
+   whole network.
+
    Level: beginner
 
 .seealso: `NNGetGradient()`
@@ -424,7 +429,11 @@ PetscErrorCode NNGetGradient(NN net, Vec *g)
 }
 
 /*@
-   NNGetNumParameters - number of trainable parameters
+   NNGetNumParameters - number of trainable parameters of the whole network
+
+   Notes:
+   Layers partitioned over the ranks (`NNLayerSetPartition()`) count with all their pieces; the
+   parameter Vec of a rank (`NNGetParameters()`) holds fewer entries.
 
    Level: beginner
 @*/
@@ -432,7 +441,7 @@ PetscErrorCode NNGetNumParameters(NN net, PetscInt *n)
 {
   PetscFunctionBegin;
   PetscCall(NNSetUp(net));
-  PetscCall(VecGetSize(net->theta, n));
+  *n = net->part.np;
   PetscFunctionReturn(0);
 }
 
@@ -522,7 +531,11 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   PetscCall(NNViewReordering(net, viewer));
   PetscCall(NNGraphView(net, viewer));
   if (net->setupcalled) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
+    if (net->part.on) { /* model parallelism: the whole network and the largest piece a rank holds */
+      PetscInt npmax = np;
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &npmax, 1, MPIU_INT, MPI_MAX, NNGetLayerComm(net)));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT ", partitioned: at most %" PetscInt_FMT " on a rank (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", net->part.np, npmax, npmax * sizeof(PetscScalar) / 1e6, net->part.nb));
+    } else PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
     PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
   }
   if (net->trainer) PetscCall(PetscObjectView((PetscObject)net->trainer, viewer)); /* NNTrainerView(): the optimizer, schedule, checkpoints */

@@ -94,26 +94,38 @@ static PetscErrorCode NNLayerInitializeAll(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* pshift, bshift: where this copy of the layer's tensors lies relative to the layer's slice (copies of children) */
-static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], PetscInt pshift, PetscInt bshift, NNTensorVisitor visit, void *ctx)
+/* pshift, bshift: where this copy of the layer's tensors lies relative to the layer's slice (copies of children);
+   global: pass the tensors with their full shapes at their offsets in the full layout (model parallelism) */
+static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], PetscInt pshift, PetscInt bshift, PetscBool global, NNTensorVisitor visit, void *ctx)
 {
-  char     path[PETSC_MAX_PATH_LEN];
-  PetscInt copies = PetscMax(l->ncopies, 1);
+  char      path[PETSC_MAX_PATH_LEN];
+  PetscInt  copies = PetscMax(l->ncopies, 1);
+  PetscBool split  = PETSC_FALSE;
 
   PetscFunctionBegin;
+  for (PetscInt t = 0; t < l->ntensors; t++) split = (PetscBool)(split || l->tensors[t].split);
   PetscCall(PetscSNPrintf(path, sizeof(path), "%s%s", base, ((PetscObject)l)->name));
   for (PetscInt t = 0; t < l->ntensors; t++) {
     char     full[PETSC_MAX_PATH_LEN];
     NNTensor shifted = l->tensors[t];
     PetscCall(PetscSNPrintf(full, sizeof(full), "%s.%s", path, l->tensors[t].name));
     shifted.offset += shifted.kind == NN_TENSOR_PARAM ? pshift : bshift;
-    PetscCall((*visit)(net, l, full, (pshift || bshift) ? &shifted : &l->tensors[t], ctx));
+    if (global) { /* NNTensorOffset(l, &shifted) is then the offset in the full layout */
+      shifted.offset += shifted.kind == NN_TENSOR_PARAM ? l->part.gpoff - l->poff : l->part.gboff - l->boff;
+      if (split) shifted.offset += shifted.goffset - l->tensors[t].offset; /* a partitioned layer's full slice */
+      if (shifted.split) {
+        shifted.size = shifted.size / shifted.dim[shifted.axis] * shifted.gdim;
+        shifted.dim[shifted.axis] = shifted.gdim;
+        shifted.split = PETSC_FALSE;
+      }
+    }
+    PetscCall((*visit)(net, l, full, (pshift || bshift || global) ? &shifted : &l->tensors[t], ctx));
   }
   for (PetscInt k = 0; k < copies; k++) {
     char sub[PETSC_MAX_PATH_LEN];
     if (l->ncopies > 1) PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.%" PetscInt_FMT ".", path, k));
     else PetscCall(PetscSNPrintf(sub, sizeof(sub), "%s.", path));
-    for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], sub, pshift + k * l->pcopy, bshift + k * l->bcopy, visit, ctx));
+    for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNVisitLayerTensors(net, l->children[c], sub, pshift + k * l->pcopy, bshift + k * l->bcopy, global, visit, ctx));
   }
   PetscFunctionReturn(0);
 }
@@ -122,7 +134,16 @@ static PetscErrorCode NNVisitLayerTensors(NN net, NNLayer l, const char base[], 
 PetscErrorCode NNVisitTensors(NN net, NNTensorVisitor visit, void *ctx)
 {
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", 0, 0, visit, ctx));
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", 0, 0, PETSC_FALSE, visit, ctx));
+  PetscFunctionReturn(0);
+}
+
+/* As NNVisitTensors(), with every tensor in its full shape at its offset in the full layout (NNPartitionGather()):
+   the same as NNVisitTensors() when no layer is partitioned. */
+PetscErrorCode NNVisitTensorsGlobal(NN net, NNTensorVisitor visit, void *ctx)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNVisitLayerTensors(net, net->layers[i], "", 0, 0, PETSC_TRUE, visit, ctx));
   PetscFunctionReturn(0);
 }
 
@@ -170,6 +191,7 @@ PetscErrorCode NNSetUp(NN net)
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNGraphCheckChildren(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayout(net, net->layers[i], &np, &nb));
+  PetscCall(NNPartitionLayout(net, np, nb));
 
   if (!net->init.reinit && net->theta) { /* only the batch size changed: keep parameters, optimizer state and counters */
     PetscInt np0, nb0;

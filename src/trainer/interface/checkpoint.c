@@ -138,7 +138,7 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   c.prefix = "";
   PetscCall(NNH5WriteAttributeString(fid, "/", "format", NN_CHECKPOINT_FORMAT));
   PetscCall(NNH5WriteAttributeString(fid, "/", "loss", net->loss));
-  PetscCall(NNVisitTensors(net, NNCheckpointSaveTensor, &c));
+  PetscCall(NNVisitTensorsGlobal(net, NNCheckpointSaveTensor, &c));
 
   PetscCall(NNH5WriteAttributeString(fid, "optimizer", "type", ((PetscObject)opt)->type_name));
   c.params_only = PETSC_TRUE;
@@ -146,7 +146,7 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   for (PetscInt i = 0; i < opt->nstate; i++) {
     PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "optimizer/%s/", opt->statename[i]));
     c.theta = state[i];
-    PetscCall(NNVisitTensors(net, NNCheckpointSaveTensor, &c));
+    PetscCall(NNVisitTensorsGlobal(net, NNCheckpointSaveTensor, &c));
   }
   v = (int64_t)opt->nsteps;
   PetscCall(NNH5WriteInt64(fid, "optimizer/step", 0, NULL, &v));
@@ -154,27 +154,72 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   PetscFunctionReturn(0);
 }
 
-/* rank 0: everything that can fail, with the temporary file removed on failure */
-static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[])
+/* rank 0: everything that can fail, with the temporary file removed on failure; the arrays in the full layout */
+static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[])
 {
-  NNAtomicFile       a;
-  const PetscScalar *theta, *buf, *state[NN_OPT_MAX_STATE];
-  PetscErrorCode     ierr;
+  NNAtomicFile   a;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(&a, sizeof(a)));
   a.fid = -1;
   PetscCall(NNAtomicCreate(file, "checkpoint", &a));
-  PetscCall(VecGetArrayRead(net->theta, &theta));
-  PetscCall(VecGetArrayRead(net->buf, &buf));
-  for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecGetArrayRead(net->trainer->opt->state[i], &state[i]));
   ierr = NNCheckpointWriteContents(net, a.fid, file, theta, buf, state);
-  for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecRestoreArrayRead(net->trainer->opt->state[i], &state[i]));
-  PetscCall(VecRestoreArrayRead(net->buf, &buf));
-  PetscCall(VecRestoreArrayRead(net->theta, &theta));
   if (!ierr) ierr = NNAtomicCommit(&a, file, "checkpoint");
   if (ierr) NNAtomicAbort(&a);
   PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+/* the arrays a checkpoint holds, in the full layout: the network's own, or (partitioned layers) gathered to
+   rank 0 of each layer communicator (NULL elsewhere) */
+typedef struct {
+  const PetscScalar *theta, *buf, *state[NN_OPT_MAX_STATE];
+  PetscScalar       *gathered[2 + NN_OPT_MAX_STATE];
+} NNCheckpointArrays;
+
+static PetscErrorCode NNCheckpointGetArrays(NN net, NNCheckpointArrays *ca)
+{
+  NNOpt       opt = net->trainer->opt;
+  Vec         v[2 + NN_OPT_MAX_STATE];
+  PetscInt    nv = 2 + opt->nstate;
+  PetscMPIInt srank;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(ca, sizeof(*ca)));
+  v[0] = net->theta;
+  v[1] = net->buf;
+  for (PetscInt i = 0; i < opt->nstate; i++) v[2 + i] = opt->state[i];
+  PetscCallMPI(MPI_Comm_rank(NNGetLayerComm(net), &srank));
+  for (PetscInt i = 0; i < nv; i++) {
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(v[i], &a));
+    if (net->part.on) {
+      NNTensorKind kind = i == 1 ? NN_TENSOR_BUFFER : NN_TENSOR_PARAM;
+      if (!srank) PetscCall(PetscMalloc1(PetscMax(kind == NN_TENSOR_PARAM ? net->part.np : net->part.nb, 1), &ca->gathered[i]));
+      PetscCall(NNPartitionGather(net, kind, a, ca->gathered[i]));
+      PetscCall(VecRestoreArrayRead(v[i], &a));
+      a = ca->gathered[i];
+    }
+    if (i == 0) ca->theta = a;
+    else if (i == 1) ca->buf = a;
+    else ca->state[i - 2] = a;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNCheckpointRestoreArrays(NN net, NNCheckpointArrays *ca)
+{
+  NNOpt opt = net->trainer->opt;
+
+  PetscFunctionBegin;
+  if (net->part.on) {
+    for (PetscInt i = 0; i < 2 + opt->nstate; i++) PetscCall(PetscFree(ca->gathered[i]));
+  } else {
+    PetscCall(VecRestoreArrayRead(net->theta, &ca->theta));
+    PetscCall(VecRestoreArrayRead(net->buf, &ca->buf));
+    for (PetscInt i = 0; i < opt->nstate; i++) PetscCall(VecRestoreArrayRead(opt->state[i], &ca->state[i]));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -217,8 +262,9 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
 {
   MPI_Comm       comm;
   PetscMPIInt    rank = 0;
-  PetscErrorCode ierr = 0;
-  char           name[PETSC_MAX_PATH_LEN];
+  PetscErrorCode     ierr = 0;
+  char               name[PETSC_MAX_PATH_LEN];
+  NNCheckpointArrays ca;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -230,13 +276,15 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
   else PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(NNParallelFileName(net, file, sizeof(name), name));
   PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
+  PetscCall(NNCheckpointGetArrays(net, &ca));
   if (rank == 0) {
     PetscCall(NNH5SilenceErrors(PETSC_TRUE));
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* raised on every rank below */
-    ierr = NNCheckpointSave_Rank0(net, name);
+    ierr = NNCheckpointSave_Rank0(net, name, ca.theta, ca.buf, ca.state);
     PetscCall(PetscPopErrorHandler());
     PetscCall(NNH5SilenceErrors(PETSC_FALSE));
   }
+  PetscCall(NNCheckpointRestoreArrays(net, &ca));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
   PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
   PetscCall(NNCheckpointInfo(net, "Saved", name, NULL));
@@ -262,8 +310,8 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
   H5G_info_t      ginfo;
 
   PetscFunctionBegin;
-  PetscCall(VecGetSize(net->theta, &np));
-  PetscCall(VecGetSize(net->buf, &nb));
+  np = net->part.np; /* the full layout (model parallelism: the pieces are cut out after the broadcast) */
+  nb = net->part.nb;
   PetscCall(NNH5OpenRead(file, "checkpoint", &ld->fid));
   PetscCall(NNH5ReadAttributeString(ld->fid, "/", "format", sizeof(format), format, &found));
   if (found) {
@@ -281,7 +329,7 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
   c.prefix = "";
   c.wtheta = ld->theta;
   c.wbuf   = ld->buf;
-  PetscCall(NNVisitTensors(net, NNCheckpointLoadTensor, &c));
+  PetscCall(NNVisitTensorsGlobal(net, NNCheckpointLoadTensor, &c));
 
   /* and no tensor the network lacks (like PyTorch's load_state_dict(strict=True)) */
   if (H5Gget_info(ld->fid, &ginfo) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot list the datasets of checkpoint %s", file);
@@ -292,7 +340,7 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
     if (!has) continue;
     c.find  = name;
     c.found = PETSC_FALSE;
-    PetscCall(NNVisitTensors(net, NNCheckpointFindTensor, &c));
+    PetscCall(NNVisitTensorsGlobal(net, NNCheckpointFindTensor, &c));
     PetscCheck(c.found, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s does not match the network: it has dataset %s, which the network does not have", file, name);
   }
 
@@ -309,7 +357,7 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
       c.ok          = PETSC_TRUE;
       for (PetscInt i = 0; i < opt->nstate && c.ok; i++) {
         PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "optimizer/%s/", opt->statename[i]));
-        PetscCall(NNVisitTensors(net, NNCheckpointLoadTensor, &c));
+        PetscCall(NNVisitTensorsGlobal(net, NNCheckpointLoadTensor, &c));
       }
       PetscCall(NNH5IsDataset(ld->fid, "optimizer/step", &has));
       if (!has) {
@@ -322,7 +370,7 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
         for (PetscInt i = 0; i < opt->nstate; i++) {
           PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "optimizer/%s/", opt->statename[i]));
           c.wtheta = ld->state + i * np;
-          PetscCall(NNVisitTensors(net, NNCheckpointLoadTensor, &c));
+          PetscCall(NNVisitTensorsGlobal(net, NNCheckpointLoadTensor, &c));
         }
         PetscCall(NNH5ReadInt64(ld->fid, "optimizer/step", 0, NULL, &ld->nsteps));
         ld->hasopt = PETSC_TRUE;
@@ -335,17 +383,27 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
   PetscFunctionReturn(0);
 }
 
-/* broadcasts the first n entries of a Vec's array from rank 0, where they are copied from src */
-static PetscErrorCode NNBcastIntoVec(MPI_Comm comm, PetscMPIInt rank, const PetscScalar *src, Vec v)
+/* broadcasts a full-layout array from rank 0 (src) into a Vec of this rank's layout: with partitioned
+   layers every rank receives the full array and cuts its pieces out (NNPartitionExtract()) */
+static PetscErrorCode NNBcastIntoVec(NN net, MPI_Comm comm, PetscMPIInt rank, NNTensorKind kind, const PetscScalar *src, Vec v)
 {
-  PetscScalar *a;
+  PetscScalar *a, *full = NULL;
   PetscInt     n;
 
   PetscFunctionBegin;
   PetscCall(VecGetLocalSize(v, &n));
   PetscCall(VecGetArray(v, &a));
-  if (rank == 0 && n) PetscCall(PetscArraycpy(a, src, n));
-  if (n) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)n, MPIU_SCALAR, 0, comm));
+  if (net->part.on) {
+    PetscInt nfull = kind == NN_TENSOR_PARAM ? net->part.np : net->part.nb;
+    PetscCall(PetscMalloc1(PetscMax(nfull, 1), &full));
+    if (rank == 0 && nfull) PetscCall(PetscArraycpy(full, src, nfull));
+    if (nfull) PetscCallMPI(MPI_Bcast(full, (PetscMPIInt)nfull, MPIU_SCALAR, 0, comm));
+    PetscCall(NNPartitionExtract(net, kind, full, a));
+    PetscCall(PetscFree(full));
+  } else {
+    if (rank == 0 && n) PetscCall(PetscArraycpy(a, src, n));
+    if (n) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)n, MPIU_SCALAR, 0, comm));
+  }
   PetscCall(VecRestoreArray(v, &a));
   PetscFunctionReturn(0);
 }
@@ -415,11 +473,11 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
   PetscCallMPI(MPI_Bcast(&ld.hasopt, 1, MPIU_BOOL, 0, tcomm));
   PetscCallMPI(MPI_Bcast(&ld.nsteps, 1, MPIU_INT64, 0, tcomm));
   PetscCallMPI(MPI_Bcast(&ld.cursor, (PetscMPIInt)sizeof(ld.cursor), MPI_BYTE, 0, tcomm)); /* the same binary layout on every rank */
-  PetscCall(VecGetSize(net->theta, &np));
-  PetscCall(NNBcastIntoVec(tcomm, rank, ld.theta, net->theta));
-  PetscCall(NNBcastIntoVec(tcomm, rank, ld.buf, net->buf));
+  np = net->part.np;
+  PetscCall(NNBcastIntoVec(net, tcomm, rank, NN_TENSOR_PARAM, ld.theta, net->theta));
+  PetscCall(NNBcastIntoVec(net, tcomm, rank, NN_TENSOR_BUFFER, ld.buf, net->buf));
   if (ld.hasopt) {
-    for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(NNBcastIntoVec(tcomm, rank, ld.state ? ld.state + i * np : NULL, net->trainer->opt->state[i]));
+    for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(NNBcastIntoVec(net, tcomm, rank, NN_TENSOR_PARAM, ld.state ? ld.state + i * np : NULL, net->trainer->opt->state[i]));
     net->trainer->opt->nsteps = (PetscInt)ld.nsteps;
   } else {
     for (PetscInt i = 0; i < net->trainer->opt->nstate; i++) PetscCall(VecZeroEntries(net->trainer->opt->state[i]));

@@ -18,32 +18,49 @@ static PetscErrorCode NNLossAt(NN net, PetscInt n, Vec x, Vec t, const NNRandom 
   PetscFunctionReturn(0);
 }
 
-/* compares the analytic derivative ga of L w.r.t. v with central differences, entry by entry */
-static PetscErrorCode CheckVec(NN net, PetscInt n, Vec x, Vec t, const NNRandom *rng, Vec buf0, Vec v, PetscInt nv, const PetscScalar *ga, PetscReal *err)
+/* compares the analytic derivative ga of L w.r.t. v with central differences, entry by entry; map (NULL: the
+   identity) gives the local index of entry g of nv or -1 where another rank holds it (partitioned layers: the
+   rank holding a piece perturbs it alone, whole tensors are perturbed alike on every rank) */
+static PetscErrorCode CheckVec(NN net, PetscInt n, Vec x, Vec t, const NNRandom *rng, Vec buf0, Vec v, PetscInt nv, const PetscInt *map, const PetscScalar *ga, PetscReal *err)
 {
   PetscInt  stride = PetscMax(1, nv / NN_GC_MAX_ENTRIES);
   PetscReal h      = 1e-5, dnorm = 0, gnorm = 0; /* about eps^(1/3): balances truncation and round-off */
+  MPI_Comm  comm   = NNGetLayerComm(net);
 
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < nv; i += stride) {
-    PetscScalar *va, v0;
-    PetscReal    Lp, Lm, fd, hi;
-    PetscCall(VecGetArray(v, &va));
-    v0 = va[i];
-    hi = h * PetscMax(1.0, PetscAbsReal(v0));
-    va[i] = v0 + hi;
-    PetscCall(VecRestoreArray(v, &va));
+  for (PetscInt g = 0; g < nv; g += stride) {
+    PetscScalar *va, v0 = 0;
+    PetscReal    Lp, Lm, fd, hi = 0, gi = 0;
+    PetscInt     i = map ? map[g] : g;
+    if (i >= 0) {
+      PetscCall(VecGetArray(v, &va));
+      v0 = va[i];
+      hi = h * PetscMax(1.0, PetscAbsReal(v0));
+      gi = PetscRealPart(ga[i]);
+      va[i] = v0 + hi;
+      PetscCall(VecRestoreArray(v, &va));
+    }
+    if (map) { /* the holders' step and derivative (one holder, or every rank with the same values) */
+      PetscReal hg[3] = {hi, gi, i >= 0 ? 1.0 : 0.0};
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, hg, 3, MPIU_REAL, MPIU_SUM, comm));
+      hi = hg[0] / hg[2];
+      gi = hg[1] / hg[2];
+    }
     PetscCall(NNLossAt(net, n, x, t, rng, buf0, &Lp));
-    PetscCall(VecGetArray(v, &va));
-    va[i] = v0 - hi;
-    PetscCall(VecRestoreArray(v, &va));
+    if (i >= 0) {
+      PetscCall(VecGetArray(v, &va));
+      va[i] = v0 - hi;
+      PetscCall(VecRestoreArray(v, &va));
+    }
     PetscCall(NNLossAt(net, n, x, t, rng, buf0, &Lm));
-    PetscCall(VecGetArray(v, &va));
-    va[i] = v0;
-    PetscCall(VecRestoreArray(v, &va));
+    if (i >= 0) {
+      PetscCall(VecGetArray(v, &va));
+      va[i] = v0;
+      PetscCall(VecRestoreArray(v, &va));
+    }
     fd = (Lp - Lm) / (2 * hi);
-    dnorm += (fd - ga[i]) * (fd - ga[i]);
-    gnorm += ga[i] * ga[i];
+    dnorm += (fd - gi) * (fd - gi);
+    gnorm += gi * gi;
   }
   *err = PetscSqrtReal(dnorm) / PetscMax(PetscSqrtReal(gnorm), 1e-30);
   PetscFunctionReturn(0);
@@ -81,9 +98,9 @@ PetscErrorCode NNGradientCheck(NN net, PetscInt n, Vec x, Vec t, PetscReal tol, 
 {
   NNRandom           rng0;
   Vec                buf0, g, dx, xc;
-  PetscInt           np, nx;
+  PetscInt           np, nx, *map = NULL;
   const PetscScalar *ga;
-  PetscReal          L, ep, ex;
+  PetscReal          L, ep = 0, ex = 0;
   MPI_Comm           comm;
   PetscBool          view;
 
@@ -105,12 +122,17 @@ PetscErrorCode NNGradientCheck(NN net, PetscInt n, Vec x, Vec t, PetscReal tol, 
   PetscCall(VecCopy(net->dtheta, g));
 
   PetscCall(VecGetSize(net->theta, &np));
+  if (net->part.on) { /* model parallelism: walk the full layout */
+    np = net->part.np;
+    PetscCall(NNPartitionLocalIndex(net, &map));
+  }
   PetscCall(VecGetArrayRead(g, &ga));
-  PetscCall(CheckVec(net, n, xc, t, &rng0, buf0, net->theta, np, ga, &ep));
+  PetscCall(CheckVec(net, n, xc, t, &rng0, buf0, net->theta, np, map, ga, &ep));
   PetscCall(VecRestoreArrayRead(g, &ga));
+  PetscCall(PetscFree(map));
   nx = n * NNShapeSize(&net->inshape);
   PetscCall(VecGetArrayRead(dx, &ga));
-  PetscCall(CheckVec(net, n, xc, t, &rng0, buf0, xc, nx, ga, &ex));
+  PetscCall(CheckVec(net, n, xc, t, &rng0, buf0, xc, nx, NULL, ga, &ex));
   PetscCall(VecRestoreArrayRead(dx, &ga));
 
   /* leave the network as it was: random state, buffers, gradient */

@@ -338,6 +338,8 @@ PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
     PetscCheck(!ntl, PetscObjectComm((PetscObject)tao), PETSC_ERR_SUP, "-tao_type ntl: PETSc 3.18's ntl calls MatSolve() on a quasi-Newton matrix it never creates (a crash); use bntl (the same trust-region line search), ntr or nls");
   }
   PetscCall(NNCheckData(net, data));
+  PetscCall(NNSetUp(net));
+  PetscCheck(!net->part.on, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "NNTrainTao() works on replicated parameters; this network has partitioned layers (-<layer>_partition): train it with NNTrain()");
   c.net  = net;
   c.data = data;
   PetscCall(NNDataGetNumSamples(data, &c.N));
