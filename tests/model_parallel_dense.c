@@ -5,6 +5,7 @@ static char help[] = "Model-parallel dense layers (-<layer>_partition rows|colum
                      "  -verbose   print the measured errors\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include <petsctao.h>
 
 static PetscBool verbose = PETSC_FALSE;
 
@@ -290,6 +291,64 @@ static PetscErrorCode TestNetworkEquality(void)
   PetscFunctionReturn(0);
 }
 
+/* TAO (lmvm, 8 iterations) on the partitioned network sees its parameters as one distributed Vec and follows
+   the replicated network's path */
+static PetscErrorCode TestTao(void)
+{
+  NN          P, R;
+  NNData      data;
+  Tao         tao[2];
+  Vec         tp, tr;
+  PetscReal   err;
+  PetscMPIInt rank;
+  PetscInt    N = 10;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  if (!rank) { /* a PETSc binary data set: dense Mat N x 13 of inputs, then the N*5 targets */
+    Mat          X;
+    Vec          T;
+    PetscViewer  v;
+    PetscScalar *a;
+    PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, N, 13, NULL, &X));
+    PetscCall(MatDenseGetArray(X, &a));
+    PetscCall(Fill(31, N * 13, a));
+    PetscCall(MatDenseRestoreArray(X, &a));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, N * 5, &T));
+    PetscCall(VecGetArray(T, &a));
+    PetscCall(Fill(32, N * 5, a));
+    PetscCall(VecRestoreArray(T, &a));
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, "model_parallel_tao.dat", FILE_MODE_WRITE, &v));
+    PetscCall(MatView(X, v));
+    PetscCall(VecView(T, v));
+    PetscCall(PetscViewerDestroy(&v));
+    PetscCall(MatDestroy(&X));
+    PetscCall(VecDestroy(&T));
+  }
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  PetscCall(NNDataCreate(PETSC_COMM_WORLD, &data));
+  PetscCall(NNDataSetType(data, NNDATABINARY));
+  PetscCall(NNDataSetFileName(data, "model_parallel_tao.dat"));
+  PetscCall(NNDataSetUp(data));
+  PetscCall(BuildMLP(PETSC_TRUE, PETSC_TRUE, &P));
+  PetscCall(BuildMLP(PETSC_FALSE, PETSC_TRUE, &R));
+  for (PetscInt k = 0; k < 2; k++) {
+    PetscCall(TaoCreate(PETSC_COMM_WORLD, &tao[k]));
+    PetscCall(TaoSetType(tao[k], TAOLMVM));
+    PetscCall(TaoSetMaximumIterations(tao[k], 8));
+    PetscCall(NNTrainTao(k ? R : P, data, tao[k]));
+  }
+  PetscCall(NNGetParameters(P, &tp));
+  PetscCall(NNGetParameters(R, &tr));
+  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(Report("TAO lmvm on the distributed parameter Vec follows the replicated network", err, 1e-10));
+  for (PetscInt k = 0; k < 2; k++) PetscCall(TaoDestroy(&tao[k]));
+  PetscCall(NNDataDestroy(&data));
+  PetscCall(NNDestroy(&P));
+  PetscCall(NNDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
 /* a partition a layer cannot take */
 static PetscErrorCode ExpectError(const char what[], PetscInt units, const char type[], NNLayerPartition part)
 {
@@ -334,6 +393,7 @@ int main(int argc, char **argv)
   PetscCall(TestLayerAdjoint("fc1"));
   PetscCall(TestLayerAdjoint("fc2"));
   PetscCall(TestNetworkEquality());
+  PetscCall(TestTao());
   PetscCall(TestErrors());
   PetscCall(PetscFinalize());
   return 0;

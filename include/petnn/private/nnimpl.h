@@ -242,6 +242,16 @@ PETSC_INTERN PetscErrorCode NNPartitionLayout(NN, PetscInt, PetscInt);
 PETSC_EXTERN PetscErrorCode NNPartitionGather(NN, NNTensorKind, const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode NNPartitionExtract(NN, NNTensorKind, const PetscScalar[], PetscScalar[]);
 PETSC_INTERN PetscErrorCode NNPartitionLocalIndex(NN, PetscInt **);
+/* the parameters as one distributed Vec (each entry once): TAO with partitioned layers */
+typedef struct {
+  Vec        g;       /* on the layer communicator */
+  VecScatter tolocal; /* g -> a rank's parameter-shaped array */
+  PetscInt   nown, *own; /* the local entries this rank owns, in g's order */
+} NNPartitionVec;
+PETSC_INTERN PetscErrorCode NNPartitionVecCreate(NN, NNPartitionVec *);
+PETSC_INTERN PetscErrorCode NNPartitionVecDestroy(NNPartitionVec *);
+PETSC_INTERN PetscErrorCode NNPartitionVecFromLocal(NNPartitionVec *, Vec, Vec);
+PETSC_INTERN PetscErrorCode NNPartitionVecToLocal(NNPartitionVec *, Vec, Vec);
 
 /* recursive walks over a network's layers (children included, depth first) */
 PETSC_INTERN PetscErrorCode NNSetLayerPointers(NN, const PetscScalar *, PetscScalar *, PetscScalar *);

@@ -221,3 +221,88 @@ PetscErrorCode NNPartitionLocalIndex(NN net, PetscInt **map)
   }
   PetscFunctionReturn(0);
 }
+
+/* Creates the network's parameters as one distributed Vec on the layer communicator: rank 0 owns the whole
+   tensors and its pieces, every other rank its pieces (each entry once), with the maps to and from a rank's
+   own array (TAO sees this Vec: src/trainer/interface/train.c). Collective. */
+PetscErrorCode NNPartitionVecCreate(NN net, NNPartitionVec *pv)
+{
+  MPI_Comm    comm = NNGetLayerComm(net);
+  PetscMPIInt rank;
+  PetscInt    np, *map, *map0, *gidx, rstart = 0;
+  PetscBool  *split;
+  IS          is;
+  Vec         local;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(pv, sizeof(*pv)));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(VecGetSize(net->theta, &np));
+  PetscCall(PetscCalloc1(PetscMax(np, 1), &split)); /* entries of split tensors: owned by the rank holding them */
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer l = net->layers[i];
+    for (PetscInt k = 0; k < l->ntensors; k++)
+      if (l->tensors[k].split && l->tensors[k].kind == NN_TENSOR_PARAM)
+        for (PetscInt e = 0; e < l->tensors[k].size; e++) split[NNLocalOffset(l, &l->tensors[k]) + e] = PETSC_TRUE;
+  }
+  PetscCall(PetscMalloc1(PetscMax(np, 1), &pv->own));
+  PetscCall(PetscMalloc1(PetscMax(np, 1), &gidx));
+  for (PetscInt k = 0; k < np; k++)
+    if (!rank || split[k]) pv->own[pv->nown++] = k;
+  PetscCallMPI(MPI_Exscan(&pv->nown, &rstart, 1, MPIU_INT, MPI_SUM, comm));
+  if (!rank) rstart = 0;
+  /* global index of every local entry: its own position, or for a whole tensor's entry rank 0's local index */
+  PetscCall(NNPartitionLocalIndex(net, &map));
+  PetscCall(PetscMalloc1(PetscMax(net->part.np, 1), &map0));
+  if (!rank) PetscCall(PetscArraycpy(map0, map, net->part.np));
+  PetscCallMPI(MPI_Bcast(map0, (PetscMPIInt)net->part.np, MPIU_INT, 0, comm));
+  for (PetscInt k = 0; k < pv->nown; k++) gidx[pv->own[k]] = rstart + k;
+  for (PetscInt g = 0; g < net->part.np; g++)
+    if (map[g] >= 0 && !split[map[g]] && rank) gidx[map[g]] = map0[g];
+  PetscCall(VecCreateMPI(comm, pv->nown, PETSC_DETERMINE, &pv->g));
+  PetscCall(PetscObjectSetName((PetscObject)pv->g, "parameters (distributed)"));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, np, gidx, PETSC_COPY_VALUES, &is));
+  PetscCall(VecDuplicate(net->theta, &local));
+  PetscCall(VecScatterCreate(pv->g, is, local, NULL, &pv->tolocal));
+  PetscCall(VecDestroy(&local));
+  PetscCall(ISDestroy(&is));
+  PetscCall(PetscFree(map));
+  PetscCall(PetscFree(map0));
+  PetscCall(PetscFree(split));
+  PetscCall(PetscFree(gidx));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNPartitionVecDestroy(NNPartitionVec *pv)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&pv->g));
+  PetscCall(VecScatterDestroy(&pv->tolocal));
+  PetscCall(PetscFree(pv->own));
+  pv->nown = 0;
+  PetscFunctionReturn(0);
+}
+
+/* g = the entries of a rank's parameter-shaped array it owns (no communication) */
+PetscErrorCode NNPartitionVecFromLocal(NNPartitionVec *pv, Vec local, Vec g)
+{
+  const PetscScalar *a;
+  PetscScalar       *b;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(local, &a));
+  PetscCall(VecGetArray(g, &b));
+  for (PetscInt k = 0; k < pv->nown; k++) b[k] = a[pv->own[k]];
+  PetscCall(VecRestoreArray(g, &b));
+  PetscCall(VecRestoreArrayRead(local, &a));
+  PetscFunctionReturn(0);
+}
+
+/* a rank's parameter-shaped array from the distributed Vec: its pieces, and the whole tensors from rank 0; collective */
+PetscErrorCode NNPartitionVecToLocal(NNPartitionVec *pv, Vec g, Vec local)
+{
+  PetscFunctionBegin;
+  PetscCall(VecScatterBegin(pv->tolocal, g, local, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(pv->tolocal, g, local, INSERT_VALUES, SCATTER_FORWARD));
+  PetscFunctionReturn(0);
+}

@@ -227,10 +227,12 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
 
 /* ---------------------------------------------------------------- TAO */
 typedef struct {
-  NN       net;
-  NNData   data;
-  Vec      x, t;
-  PetscInt N;
+  NN             net;
+  NNData         data;
+  Vec            x, t;
+  PetscInt       N;
+  NNPartitionVec pv;    /* partitioned layers: TAO works on pv.g, the parameters as one distributed Vec */
+  Vec            glocal; /* and the gradient is summed in a rank's own layout first */
 } NNTaoCtx;
 
 /* full-batch loss and gradient over the whole data set, averaged per sample */
@@ -241,8 +243,9 @@ static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao PETSC_UNUSED, Vec theta,
   PetscInt *idx;
 
   PetscFunctionBegin;
-  PetscCall(VecCopy(theta, net->theta));
-  PetscCall(VecZeroEntries(g));
+  if (net->part.on) PetscCall(NNPartitionVecToLocal(&c->pv, theta, net->theta));
+  else PetscCall(VecCopy(theta, net->theta));
+  PetscCall(VecZeroEntries(c->glocal ? c->glocal : g));
   *f = 0;
   PetscCall(PetscMalloc1(net->nbatch, &idx));
   for (PetscInt start = 0; start < c->N; start += net->nbatch) {
@@ -252,8 +255,9 @@ static PetscErrorCode NNTaoObjectiveAndGradient(Tao tao PETSC_UNUSED, Vec theta,
     PetscCall(NNDataGetBatch(c->data, n, idx, c->x, c->t));
     PetscCall(NNLossGradient(net, n, c->x, c->t, &L, NULL));
     *f += L * n / c->N;
-    PetscCall(VecAXPY(g, (PetscReal)n / c->N, net->dtheta));
+    PetscCall(VecAXPY(c->glocal ? c->glocal : g, (PetscReal)n / c->N, net->dtheta));
   }
+  if (c->glocal) PetscCall(NNPartitionVecFromLocal(&c->pv, c->glocal, g));
   PetscCall(PetscFree(idx));
   PetscFunctionReturn(0);
 }
@@ -282,6 +286,7 @@ static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
   if (!type) PetscFunctionReturn(0);
   PetscCall(PetscStrInList(type, "nls,ntr,ntl,bnls,bntr,bntl,tron", ',', &newton));
   if (!newton) PetscFunctionReturn(0);
+  PetscCheck(!net->part.on, PetscObjectComm((PetscObject)tao), PETSC_ERR_SUP, "-tao_type %s needs Hessian products, which are not available for networks with partitioned layers (-<layer>_partition); use a first-order or quasi-Newton method (lmvm, blmvm, cg, bqnls)", type);
   PetscCall(NNCreateHessianData_Private(net, data, -1, PETSC_COMM_SELF, PETSC_TRUE, &H));
   PetscCall(TaoSetHessian(tao, H, H, NNTaoHessian, NULL));
   PetscCall(TaoGetKSP(tao, &ksp));
@@ -318,6 +323,10 @@ static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
    Hessian stays referenced by the Tao: after the solve `TaoGetHessian()` and
    `NNHessianGetNumProducts()` give the number of products.
 
+   With partitioned layers (`NNLayerSetPartition()`) TAO works on the parameters as one distributed
+   Vec on the layer communicator, each entry once (rank 0 owns the whole tensors, every rank its
+   pieces); Newton-type methods are refused there.
+
    Level: intermediate
 
 .seealso: `NNTrain()`, `TaoSetObjectiveAndGradient()`
@@ -339,20 +348,30 @@ PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
   }
   PetscCall(NNCheckData(net, data));
   PetscCall(NNSetUp(net));
-  PetscCheck(!net->part.on, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "NNTrainTao() works on replicated parameters; this network has partitioned layers (-<layer>_partition): train it with NNTrain()");
+  PetscCall(PetscMemzero(&c, sizeof(c)));
   c.net  = net;
   c.data = data;
   PetscCall(NNDataGetNumSamples(data, &c.N));
   PetscCall(NNCreateBatchVecs(net, &c.x, &c.t));
   PetscCall(NNSetTraining(net, PETSC_TRUE));
-  PetscCall(VecDuplicate(net->theta, &theta0));
-  PetscCall(VecCopy(net->theta, theta0));
+  if (net->part.on) { /* partitioned layers: TAO sees every parameter once, in one distributed Vec */
+    PetscCall(NNPartitionVecCreate(net, &c.pv));
+    PetscCall(VecDuplicate(c.pv.g, &theta0));
+    PetscCall(NNPartitionVecFromLocal(&c.pv, net->theta, theta0));
+    PetscCall(VecDuplicate(net->theta, &c.glocal));
+  } else {
+    PetscCall(VecDuplicate(net->theta, &theta0));
+    PetscCall(VecCopy(net->theta, theta0));
+  }
   PetscCall(TaoSetSolution(tao, theta0));
   PetscCall(TaoSetObjectiveAndGradient(tao, NULL, NNTaoObjectiveAndGradient, &c));
   PetscCall(NNTaoSetHessian(net, data, tao));
   PetscCall(TaoSolve(tao));
-  PetscCall(VecCopy(theta0, net->theta));
+  if (net->part.on) PetscCall(NNPartitionVecToLocal(&c.pv, theta0, net->theta));
+  else PetscCall(VecCopy(theta0, net->theta));
   PetscCall(NNSetTraining(net, PETSC_FALSE));
+  PetscCall(NNPartitionVecDestroy(&c.pv));
+  PetscCall(VecDestroy(&c.glocal));
   PetscCall(VecDestroy(&theta0));
   PetscCall(VecDestroy(&c.x));
   PetscCall(VecDestroy(&c.t));
