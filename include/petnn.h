@@ -110,7 +110,8 @@ typedef enum {
   NN_PARTITION_ROWS,      /* dense: output features (weight rows) split over the ranks */
   NN_PARTITION_COLUMNS,   /* dense: input features (weight columns) split over the ranks */
   NN_PARTITION_FILTERS,   /* convolution: output channels split over the ranks */
-  NN_PARTITION_CHANNELS   /* convolution: input channels split over the ranks */
+  NN_PARTITION_CHANNELS,  /* convolution: input channels split over the ranks */
+  NN_PARTITION_SHARD      /* any layer: each rank stores 1/P of every parameter tensor (first axis), gathered for each pass */
 } NNLayerPartition;
 PETSC_EXTERN const char *const NNLayerPartitions[];
 PETSC_EXTERN PetscErrorCode    NNLayerSetPartition(NNLayer, NNLayerPartition);

@@ -18,8 +18,9 @@ static PetscErrorCode Report(const char what[], PetscReal err, PetscReal tol)
 }
 
 /* (3,8,8) -> to_spatial -> conv 5 -> relu -> maxpool 2 -> conv 6 -> tanh -> spatial_flatten -> dense 20 (rows)
-   -> tanh -> dense 7 (columns); the serial copy replicates the head */
-static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscBool part, NN *net)
+   -> tanh -> dense 7 (columns); part 0: all replicated (the serial copy), 1: the head partitioned, 2: also the
+   convolutions and the first dense layer sharded (their parameters gathered for each pass) */
+static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscInt part, NN *net)
 {
   NNLayer l;
   NNOpt   opt;
@@ -36,6 +37,7 @@ static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscBool part, 
   PetscCall(NNLayerConvSetFilters(l, 5));
   PetscCall(NNLayerConvSetKernelSize(l, 3));
   PetscCall(NNLayerConvSetPadding(l, 1));
+  if (part == 2) PetscCall(NNLayerSetPartition(l, NN_PARTITION_SHARD));
   PetscCall(NNAddLayer(*net, NNLAYERRELU, "r1", NULL));
   PetscCall(NNAddLayer(*net, NNLAYERMAXPOOL2D, "p1", &l));
   PetscCall(NNLayerPoolSetKernelSize(l, 2));
@@ -43,11 +45,12 @@ static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscBool part, 
   PetscCall(NNLayerConvSetFilters(l, 6));
   PetscCall(NNLayerConvSetKernelSize(l, 3));
   PetscCall(NNLayerConvSetPadding(l, 1));
+  if (part == 2) PetscCall(NNLayerSetPartition(l, NN_PARTITION_SHARD));
   PetscCall(NNAddLayer(*net, NNLAYERTANH, "t1", NULL));
   PetscCall(NNAddLayer(*net, NNLAYERSPATIALFLATTEN, "sf", NULL));
   PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc1", &l));
   PetscCall(NNLayerDenseSetUnits(l, 20));
-  if (part) PetscCall(NNLayerSetPartition(l, NN_PARTITION_ROWS));
+  if (part) PetscCall(NNLayerSetPartition(l, part == 2 ? NN_PARTITION_SHARD : NN_PARTITION_ROWS));
   PetscCall(NNAddLayer(*net, NNLAYERTANH, "t2", NULL));
   PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc2", &l));
   PetscCall(NNLayerDenseSetUnits(l, 7));
@@ -55,7 +58,7 @@ static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscBool part, 
   PetscCall(NNGetOpt(*net, &opt));
   PetscCall(NNOptSetType(opt, "adam"));
   PetscCall(NNOptSetLearningRate(opt, 0.005));
-  PetscCall(NNSetFromOptions(*net)); /* the DMDA rank grid: -dist_sp_da_processors_x/y */
+  PetscCall(NNSetFromOptions(*net)); /* the DMDA rank grid: -dist_sp_da_processors_x/y, -sharded_sp_da_processors_x/y */
   PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);
 }
@@ -89,38 +92,25 @@ static PetscErrorCode CompareParams(NN dist, Vec a, Vec b, PetscReal *err)
   PetscFunctionReturn(0);
 }
 
-int main(int argc, char **argv)
+/* the distributed network (part 1 or 2) against a serial copy: 20 Adam steps, then its checkpoint */
+static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
 {
-  NN           dist, ser, ser2;
-  NNOpt        od, os;
-  Vec          x, t, thd, ths, gd, gs;
-  PetscScalar *a;
-  PetscInt     n;
-  PetscReal    Ld, Ls, err, worst = 0;
-  PetscRandom  r;
+  NN        dist, ser, ser2;
+  NNOpt     od, os;
+  Vec       thd, ths, gd, gs, th2;
+  PetscReal Ld, Ls, err, worst = 0;
+  char      what[128];
+  const char *mode = part == 1 ? "partitioned head" : "sharded layers";
 
-  PetscFunctionBeginUser;
-  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-verbose", &verbose, NULL));
-  PetscCall(Build(PETSC_COMM_WORLD, "dist_", PETSC_TRUE, &dist));
-  PetscCall(Build(PETSC_COMM_SELF, "ser_", PETSC_FALSE, &ser));
+  PetscFunctionBegin;
+  PetscCall(Build(PETSC_COMM_WORLD, part == 1 ? "dist_" : "sharded_", part, &dist));
+  PetscCall(Build(PETSC_COMM_SELF, "ser_", 0, &ser));
   if (verbose) PetscCall(NNView(dist, PETSC_VIEWER_STDOUT_WORLD));
-
-  /* the same batch on every rank: inputs in [-1,1), labels 0..6 */
-  PetscCall(NNCreateBatchVecs(ser, &x, &t));
-  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
-  PetscCall(PetscRandomSetInterval(r, -1.0, 1.0));
-  PetscCall(VecSetRandom(x, r));
-  PetscCall(PetscRandomDestroy(&r));
-  PetscCall(VecGetLocalSize(t, &n));
-  PetscCall(VecGetArray(t, &a));
-  for (PetscInt i = 0; i < n; i++) a[i] = (PetscScalar)((3 * i + 1) % 7);
-  PetscCall(VecRestoreArray(t, &a));
-
   PetscCall(NNGetParameters(dist, &thd));
   PetscCall(NNGetParameters(ser, &ths));
   PetscCall(CompareParams(dist, thd, ths, &err));
-  PetscCall(Report("initial weights equal the serial copy's", err, 0.0));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s: initial weights equal the serial copy's", mode));
+  PetscCall(Report(what, err, 0.0));
   PetscCall(NNGetOpt(dist, &od));
   PetscCall(NNGetOpt(ser, &os));
   for (PetscInt step = 0; step < 20; step++) {
@@ -132,30 +122,59 @@ int main(int argc, char **argv)
     PetscCall(NNGetGradient(ser, &gs));
     if (!step) {
       PetscCall(CompareParams(dist, gd, gs, &err));
-      PetscCall(Report("gradient equals the serial copy's", err, 1e-12));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: gradient equals the serial copy's", mode));
+      PetscCall(Report(what, err, 1e-12));
     }
     PetscCall(NNOptStep(od, thd, gd));
     PetscCall(NNOptStep(os, ths, gs));
   }
-  PetscCall(Report("loss of each of 20 Adam steps equals the serial copy's", worst, 1e-12));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s: loss of each of 20 Adam steps equals the serial copy's", mode));
+  PetscCall(Report(what, worst, 1e-12));
   PetscCall(CompareParams(dist, thd, ths, &err));
-  PetscCall(Report("weights after 20 steps equal the serial copy's", err, 1e-12));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s: weights after 20 steps equal the serial copy's", mode));
+  PetscCall(Report(what, err, 1e-12));
 
   /* the distributed network's checkpoint (gathered to PyTorch shapes) loads into a serial network */
   PetscCall(NNCheckpointSave(dist, "model_parallel_cnn.h5"));
-  PetscCall(Build(PETSC_COMM_SELF, "ser_", PETSC_FALSE, &ser2));
+  PetscCall(Build(PETSC_COMM_SELF, "ser_", 0, &ser2));
   PetscCall(NNCheckpointLoad(ser2, "model_parallel_cnn.h5"));
-  {
-    Vec th2;
-    PetscCall(NNGetParameters(ser2, &th2));
-    PetscCall(CompareParams(dist, thd, th2, &err));
-    PetscCall(Report("checkpoint loads into a serial network", err, 0.0));
-  }
-  PetscCall(VecDestroy(&x));
-  PetscCall(VecDestroy(&t));
+  PetscCall(NNGetParameters(ser2, &th2));
+  PetscCall(CompareParams(dist, thd, th2, &err));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s: checkpoint loads into a serial network", mode));
+  PetscCall(Report(what, err, 0.0));
   PetscCall(NNDestroy(&dist));
   PetscCall(NNDestroy(&ser));
   PetscCall(NNDestroy(&ser2));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  NN           ser;
+  Vec          x, t;
+  PetscScalar *a;
+  PetscInt     n;
+  PetscRandom  r;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-verbose", &verbose, NULL));
+  /* the same batch on every rank: inputs in [-1,1), labels 0..6 */
+  PetscCall(Build(PETSC_COMM_SELF, "ser_", 0, &ser));
+  PetscCall(NNCreateBatchVecs(ser, &x, &t));
+  PetscCall(NNDestroy(&ser));
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
+  PetscCall(PetscRandomSetInterval(r, -1.0, 1.0));
+  PetscCall(VecSetRandom(x, r));
+  PetscCall(PetscRandomDestroy(&r));
+  PetscCall(VecGetLocalSize(t, &n));
+  PetscCall(VecGetArray(t, &a));
+  for (PetscInt i = 0; i < n; i++) a[i] = (PetscScalar)((3 * i + 1) % 7);
+  PetscCall(VecRestoreArray(t, &a));
+  PetscCall(Compare(1, x, t));
+  PetscCall(Compare(2, x, t));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
   PetscCall(PetscFinalize());
   return 0;
 }
@@ -169,19 +188,19 @@ int main(int argc, char **argv)
    test:
       suffix: 2
       nsize: 2
-      args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 1
+      args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 1 -sharded_sp_da_processors_x 1 -sharded_sp_da_processors_y 2
       output_file: output/model_parallel_cnn.out
 
    test:
       suffix: 3
       nsize: 3
-      args: -dist_sp_da_processors_x 1 -dist_sp_da_processors_y 3
+      args: -dist_sp_da_processors_x 1 -dist_sp_da_processors_y 3 -sharded_sp_da_processors_x 3 -sharded_sp_da_processors_y 1
       output_file: output/model_parallel_cnn.out
 
    test:
       suffix: 4
       nsize: 4
-      args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 2
+      args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 2 -sharded_sp_da_processors_x 2 -sharded_sp_da_processors_y 2
       output_file: output/model_parallel_cnn.out
 
 TEST*/

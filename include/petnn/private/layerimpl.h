@@ -85,8 +85,17 @@ struct _p_NNLayer {
   /* model parallelism: the partition (-<layer>_partition), and the sizes and offsets of the slices in the
      full layout (as on one rank: checkpoints, views); equal to nparam, nbuf, poff, boff when nothing is split */
   struct {
-    NNLayerPartition type;
+    NNLayerPartition type;    /* never NN_PARTITION_SHARD: that is shard below, handled outside the types */
     PetscBool        handled; /* the type's setup took the partition (NNLayerCheckPartition()) */
+    /* sharded parameters (-<layer>_partition shard, src/layer/interface/layershard.c): the type sees whole
+       tensors; this rank stores 1/P of each along its first axis; a pass gathers them into full (and a
+       backward pass sums its parameter gradient in dfull, then keeps this rank's piece) */
+    PetscBool          shard;
+    PetscScalar       *full, *dfull;
+    const PetscScalar *theta0; /* the pointers into the network's arrays during a pass */
+    PetscScalar       *dtheta0;
+    NNTensor          *whole, *pieces; /* [ntensors]: the type's tables (whole, swapped in for its calls) and the pieces */
+    PetscInt           npieces;        /* nparam of the pieces */
     PetscInt         gnparam, gnbuf, gpoff, gboff;
   } part;
   PetscScalar       *dtheta; /* valid during backward */
@@ -164,6 +173,11 @@ PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNLayerShardEnd(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNLayerShardInitialize(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerShardReset(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm, const char[], NNLayerType, const char[], NNLayer *);

@@ -48,6 +48,7 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
   PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  if (l->part.shard) PetscCall(NNLayerShardBegin(l, PETSC_FALSE)); /* the whole parameters, just in time */
   if (l->ops->forwardvec) PetscUseTypeMethod(l, forwardvec, n, x, y);
   else {
     PetscCall(NNLayerArraySamples(l, x, &n));
@@ -57,6 +58,7 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
     PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
   }
+  if (l->part.shard) PetscCall(NNLayerShardEnd(l, PETSC_FALSE));
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -90,6 +92,7 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  if (l->part.shard) PetscCall(NNLayerShardBegin(l, PETSC_TRUE));
   if (l->ops->backwardvec) PetscUseTypeMethod(l, backwardvec, n, x, y, dy, dx);
   else {
     PetscCall(NNLayerArraySamples(l, x, &n));
@@ -103,6 +106,7 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
     PetscCall(VecRestoreArrayRead(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
   }
+  if (l->part.shard) PetscCall(NNLayerShardEnd(l, PETSC_TRUE)); /* this rank's piece of the parameter gradient */
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }

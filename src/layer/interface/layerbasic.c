@@ -42,6 +42,7 @@ PetscErrorCode NNLayerDestroy(NNLayer *l)
   }
   PetscTryTypeMethod(*l, reset);
   PetscTryTypeMethod(*l, destroy);
+  PetscCall(NNLayerShardReset(*l));
   PetscCall(NNLayerGraphDestroy(*l));
   for (PetscInt c = 0; c < (*l)->nchildren; c++) PetscCall(NNLayerDestroy(&(*l)->children[c]));
   PetscCall(PetscFree((*l)->children));

@@ -7,7 +7,7 @@
 */
 #include <petnn/private/nnimpl.h>
 
-const char *const NNLayerPartitions[] = {"replicate", "rows", "columns", "filters", "channels", "NNLayerPartition", "NN_PARTITION_", NULL};
+const char *const NNLayerPartitions[] = {"replicate", "rows", "columns", "filters", "channels", "shard", "NNLayerPartition", "NN_PARTITION_", NULL};
 
 /* the range [start, start + count) of n items that rank r of size holds: an even split, the first n % size ranks one more */
 void NNPartitionRange(PetscInt n, PetscMPIInt r, PetscMPIInt size, PetscInt *start, PetscInt *count)
@@ -25,15 +25,15 @@ PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *Pets
   PetscBool flg;
 
   PetscFunctionBegin;
-  PetscCall(PetscStrncpy(value, NNLayerPartitions[l->part.type], sizeof(value)));
-  PetscCall(PetscOptionsString("-partition", "Model parallelism: how the weights are split over the layer's ranks (replicate, rows, columns, filters, channels)", "NNLayerSetPartition", value, value, sizeof(value), &flg));
+  PetscCall(PetscStrncpy(value, NNLayerPartitions[l->part.shard ? NN_PARTITION_SHARD : l->part.type], sizeof(value)));
+  PetscCall(PetscOptionsString("-partition", "Model parallelism: how the weights are split over the layer's ranks (replicate, rows, columns, filters, channels, shard)", "NNLayerSetPartition", value, value, sizeof(value), &flg));
   if (flg) {
     PetscBool found = PETSC_FALSE;
-    for (PetscInt i = 0; i <= NN_PARTITION_CHANNELS && !found; i++) {
+    for (PetscInt i = 0; i <= NN_PARTITION_SHARD && !found; i++) {
       PetscCall(PetscStrcmp(value, NNLayerPartitions[i], &found));
       if (found) PetscCall(NNLayerSetPartition(l, (NNLayerPartition)i));
     }
-    PetscCheck(found, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_UNKNOWN_TYPE, "-%spartition %s is not a partition; valid: replicate, rows, columns (dense), filters, channels (convolutions)", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", value);
+    PetscCheck(found, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_UNKNOWN_TYPE, "-%spartition %s is not a partition; valid: replicate, rows, columns (dense), filters, channels (convolutions), shard (any layer)", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", value);
   }
   PetscFunctionReturn(0);
 }
@@ -47,10 +47,11 @@ PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *Pets
 +  l - the layer
 -  part - `NN_PARTITION_REPLICATE` (every rank holds all weights: the default), `NN_PARTITION_ROWS` or
           `NN_PARTITION_COLUMNS` (dense layers: output or input features split), `NN_PARTITION_FILTERS`
-          or `NN_PARTITION_CHANNELS` (convolutions: output or input channels split)
+          or `NN_PARTITION_CHANNELS` (convolutions: output or input channels split), `NN_PARTITION_SHARD`
+          (any layer with parameters: each rank stores 1/P of every tensor, the pass gathers them)
 
    Options Database Key:
-.  -<prefix>partition <replicate,rows,columns,filters,channels> - the partition
+.  -<prefix>partition <replicate,rows,columns,filters,channels,shard> - the partition
 
    Notes:
    The ranks are those of the layer's communicator (the network's spatial group: all ranks of the
@@ -58,7 +59,10 @@ PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *Pets
    only its piece of a split tensor; the network's parameter, gradient and optimizer-state arrays
    hold the pieces, and checkpoints gather them into PyTorch's shapes. Results equal those of the
    replicated layer up to rounding. A type that does not support the partition raises an error at
-   set-up naming the ones it supports.
+   set-up naming the ones it supports. Sharding (ZeRO-3/FSDP style) works for every type: the layer
+   computes as a replicated one, each forward and backward pass all-gathers its parameters just in
+   time and frees them after, and the backward pass keeps the rank's piece of the gradient; at rest
+   a rank holds 1/P of the parameters, gradient and optimizer state.
 
    Level: intermediate
 
@@ -68,9 +72,10 @@ PetscErrorCode NNLayerSetPartition(NNLayer l, NNLayerPartition part)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscCheck(part >= NN_PARTITION_REPLICATE && part <= NN_PARTITION_CHANNELS, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Layer %s: partition %d is not an NNLayerPartition", ((PetscObject)l)->name, (int)part);
-  if (l->part.type != part) l->setupcalled = PETSC_FALSE;
-  l->part.type = part;
+  PetscCheck(part >= NN_PARTITION_REPLICATE && part <= NN_PARTITION_SHARD, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Layer %s: partition %d is not an NNLayerPartition", ((PetscObject)l)->name, (int)part);
+  if ((l->part.shard ? NN_PARTITION_SHARD : l->part.type) != part) l->setupcalled = PETSC_FALSE;
+  l->part.shard = (PetscBool)(part == NN_PARTITION_SHARD); /* the type computes as replicated: src/layer/interface/layershard.c */
+  l->part.type  = l->part.shard ? NN_PARTITION_REPLICATE : part;
   PetscFunctionReturn(0);
 }
 
@@ -88,7 +93,7 @@ PetscErrorCode NNLayerGetPartition(NNLayer l, NNLayerPartition *part)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscValidPointer(part, 2);
-  *part = l->part.type;
+  *part = l->part.shard ? NN_PARTITION_SHARD : l->part.type;
   PetscFunctionReturn(0);
 }
 

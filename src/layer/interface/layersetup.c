@@ -56,6 +56,7 @@ PetscErrorCode NNLayerSetUp(NNLayer l)
   PetscCheck(((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no type", ((PetscObject)l)->name);
   PetscCheck(l->inshape.ndim > 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s has no input shape", ((PetscObject)l)->name);
   PetscTryTypeMethod(l, reset);
+  PetscCall(NNLayerShardReset(l));
   l->ntensors = 0;
   l->nparam   = 0;
   l->nbuf     = 0;
@@ -64,6 +65,7 @@ PetscErrorCode NNLayerSetUp(NNLayer l)
   l->part.handled = PETSC_FALSE;
   l->outshape = l->inshape;
   PetscUseTypeMethod(l, setup);
+  if (l->part.shard) PetscCall(NNLayerShardSetUp(l)); /* src/layer/interface/layershard.c */
   PetscCheck(l->part.type == NN_PARTITION_REPLICATE || l->part.handled, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s) cannot be partitioned (-%spartition %s): its type keeps every weight on every rank; dense layers take rows or columns, convolutions filters or channels", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", NNLayerPartitions[l->part.type]);
   if (NNLayerSetUpHook) PetscCall((*NNLayerSetUpHook)(l));
   l->setupcalled = PETSC_TRUE;

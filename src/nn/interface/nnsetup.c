@@ -83,7 +83,8 @@ static PetscErrorCode NNLayerInitializeAll(NNLayer l)
   PetscInt copies = PetscMax(l->ncopies, 1);
 
   PetscFunctionBegin;
-  PetscTryTypeMethod(l, initialize);
+  if (l->part.shard) PetscCall(NNLayerShardInitialize(l)); /* into a whole copy, keeping this rank's piece */
+  else PetscTryTypeMethod(l, initialize);
   for (PetscInt k = 0; k < copies; k++) { /* each copy of the children is initialized on its own, as a torch ModuleList */
     for (PetscInt c = 0; c < l->nchildren; c++) {
       if (k) NNLayerShiftPointers(l->children[c], l->pcopy, l->bcopy);
