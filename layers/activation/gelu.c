@@ -166,23 +166,26 @@ static inline double GeluTailY(double xi)
    FNO's), evaluates the tail on them and scatters the results back, all without branches */
 GELU_LOOP void GeluForwardLoop(PetscInt N, const PetscScalar *x, PetscScalar *y)
 {
-  int    idx[GELU_BLOCK];
-  double t[GELU_BLOCK];
+  PetscInt64 tail[GELU_BLOCK], idx[GELU_BLOCK];
+  double     t[GELU_BLOCK];
 
   for (PetscInt b = 0; b < N; b += GELU_BLOCK) {
     const PetscScalar *xb = x + b;
     PetscScalar       *yb = y + b;
-    const int          nb = (int)PetscMin(GELU_BLOCK, N - b);
-    int                n  = 0;
+    const PetscInt64   nb = PetscMin(GELU_BLOCK, N - b);
+    PetscInt64         n  = 0;
 
-    for (int i = 0; i < nb; i++) yb[i] = GeluCoreY(xb[i]);
-    for (int i = 0; i < nb; i++) { /* the indices of the tail values, in order */
-      idx[n] = i;
-      n += !(PetscAbsReal(xb[i]) < GELU_CORE); /* NaN too */
+    for (PetscInt64 i = 0; i < nb; i++) {
+      yb[i]   = GeluCoreY(xb[i]);
+      tail[i] = !(PetscAbsReal(xb[i]) < GELU_CORE); /* NaN too */
     }
-    for (int j = 0; j < n; j++) t[j] = xb[idx[j]];
-    for (int j = 0; j < n; j++) t[j] = GeluTailY(t[j]);
-    for (int j = 0; j < n; j++) yb[idx[j]] = t[j];
+    for (PetscInt64 i = 0; i < nb; i++) { /* the indices of the tail values, in order */
+      idx[n] = i;
+      n += tail[i];
+    }
+    for (PetscInt64 j = 0; j < n; j++) t[j] = xb[idx[j]];
+    for (PetscInt64 j = 0; j < n; j++) t[j] = GeluTailY(t[j]);
+    for (PetscInt64 j = 0; j < n; j++) yb[idx[j]] = t[j];
   }
 }
 
