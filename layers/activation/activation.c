@@ -1,5 +1,5 @@
 /*
-   Pointwise activation layers: relu, leaky_relu, tanh, sigmoid, gelu.
+   Pointwise activation layers: relu, leaky_relu, tanh, sigmoid (gelu has its own loops: gelu.c).
 
    Each type supplies y = f(x) and dy/dx evaluated from x and y; the forward and backward
    loops are shared. The output shape equals the input shape (dense or spatial).
@@ -38,9 +38,6 @@ static PetscReal Tanh(PetscReal x, PetscReal s PETSC_UNUSED)
 static PetscReal DTanh(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return 1 - y * y; }
 static PetscReal Sigmoid(PetscReal x, PetscReal s PETSC_UNUSED) { return x >= 0 ? 1 / (1 + PetscExpReal(-x)) : PetscExpReal(x) / (1 + PetscExpReal(x)); }
 static PetscReal DSigmoid(PetscReal x PETSC_UNUSED, PetscReal y, PetscReal s PETSC_UNUSED) { return y * (1 - y); }
-/* exact GELU as torch.nn.GELU(approximate='none'): x Phi(x) */
-static PetscReal Gelu(PetscReal x, PetscReal s PETSC_UNUSED) { return 0.5 * x * (1 + erf(x * M_SQRT1_2)); }
-static PetscReal DGelu(PetscReal x, PetscReal y PETSC_UNUSED, PetscReal s PETSC_UNUSED) { return 0.5 * (1 + erf(x * M_SQRT1_2)) + x * PetscExpReal(-0.5 * x * x) * 0.5 * M_2_SQRTPI * M_SQRT1_2; }
 
 static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
 {
@@ -221,18 +218,6 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Sigmoid(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, Sigmoid, DSigmoid));
-  PetscFunctionReturn(0);
-}
-
-/*MC
-   NNLAYERGELU - "gelu": y = x Phi(x) with the exact Gaussian CDF (torch.nn.GELU())
-
-   Level: beginner
-M*/
-PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
-{
-  PetscFunctionBegin;
-  PetscCall(NNLayerCreate_Activation(l, Gelu, DGelu));
   PetscFunctionReturn(0);
 }
 
