@@ -76,7 +76,7 @@ static PetscErrorCode CompareParams(NN dist, Vec a, Vec b, PetscReal *err)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(VecGetSize(b, &n));
   PetscCheck(n == dist->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, dist->part.np, n);
-  if (!rank) PetscCall(PetscMalloc1(n, &full));
+  PetscCall(PetscMalloc1(n, &full)); /* gathered on rank 0 of each layer communicator (data groups: several) */
   PetscCall(VecGetArrayRead(a, &pa));
   PetscCall(NNPartitionGather(dist, NN_TENSOR_PARAM, pa, full));
   PetscCall(VecRestoreArrayRead(a, &pa));

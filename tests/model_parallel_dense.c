@@ -188,7 +188,7 @@ static PetscErrorCode CompareGathered(NN part, Vec a, Vec b, PetscReal *err)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(VecGetSize(b, &n));
   PetscCheck(n == part->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, part->part.np, n);
-  if (!rank) PetscCall(PetscMalloc1(n, &full));
+  PetscCall(PetscMalloc1(n, &full)); /* gathered on rank 0 of each layer communicator (data groups: several) */
   PetscCall(VecGetArrayRead(a, &pa));
   PetscCall(NNPartitionGather(part, NN_TENSOR_PARAM, pa, full));
   PetscCall(VecRestoreArrayRead(a, &pa));
@@ -291,21 +291,14 @@ static PetscErrorCode TestNetworkEquality(void)
   PetscFunctionReturn(0);
 }
 
-/* TAO (lmvm, 8 iterations) on the partitioned network sees its parameters as one distributed Vec and follows
-   the replicated network's path */
-static PetscErrorCode TestTao(void)
+/* a PETSc binary data set of N samples: dense Mat N x 13 of inputs, then the N*5 targets */
+static PetscErrorCode WriteData(PetscInt N, const char file[])
 {
-  NN          P, R;
-  NNData      data;
-  Tao         tao[2];
-  Vec         tp, tr;
-  PetscReal   err;
   PetscMPIInt rank;
-  PetscInt    N = 10;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  if (!rank) { /* a PETSc binary data set: dense Mat N x 13 of inputs, then the N*5 targets */
+  if (!rank) {
     Mat          X;
     Vec          T;
     PetscViewer  v;
@@ -318,7 +311,7 @@ static PetscErrorCode TestTao(void)
     PetscCall(VecGetArray(T, &a));
     PetscCall(Fill(32, N * 5, a));
     PetscCall(VecRestoreArray(T, &a));
-    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, "model_parallel_tao.dat", FILE_MODE_WRITE, &v));
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, file, FILE_MODE_WRITE, &v));
     PetscCall(MatView(X, v));
     PetscCall(VecView(T, v));
     PetscCall(PetscViewerDestroy(&v));
@@ -326,10 +319,32 @@ static PetscErrorCode TestTao(void)
     PetscCall(VecDestroy(&T));
   }
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-  PetscCall(NNDataCreate(PETSC_COMM_WORLD, &data));
-  PetscCall(NNDataSetType(data, NNDATABINARY));
-  PetscCall(NNDataSetFileName(data, "model_parallel_tao.dat"));
-  PetscCall(NNDataSetUp(data));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode LoadData(const char file[], NNData *data)
+{
+  PetscFunctionBegin;
+  PetscCall(NNDataCreate(PETSC_COMM_WORLD, data));
+  PetscCall(NNDataSetType(*data, NNDATABINARY));
+  PetscCall(NNDataSetFileName(*data, file));
+  PetscCall(NNDataSetUp(*data));
+  PetscFunctionReturn(0);
+}
+
+/* TAO (lmvm, 8 iterations) on the partitioned network sees its parameters as one distributed Vec and follows
+   the replicated network's path */
+static PetscErrorCode TestTao(void)
+{
+  NN        P, R;
+  NNData    data;
+  Tao       tao[2];
+  Vec       tp, tr;
+  PetscReal err;
+
+  PetscFunctionBegin;
+  PetscCall(WriteData(10, "model_parallel_tao.dat"));
+  PetscCall(LoadData("model_parallel_tao.dat", &data));
   PetscCall(BuildMLP(PETSC_TRUE, PETSC_TRUE, &P));
   PetscCall(BuildMLP(PETSC_FALSE, PETSC_TRUE, &R));
   for (PetscInt k = 0; k < 2; k++) {
@@ -343,6 +358,39 @@ static PetscErrorCode TestTao(void)
   PetscCall(CompareGathered(P, tp, tr, &err));
   PetscCall(Report("TAO lmvm on the distributed parameter Vec follows the replicated network", err, 1e-10));
   for (PetscInt k = 0; k < 2; k++) PetscCall(TaoDestroy(&tao[k]));
+  PetscCall(NNDataDestroy(&data));
+  PetscCall(NNDestroy(&P));
+  PetscCall(NNDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
+/* NNTrain (3 shuffled epochs of 23 samples in batches of 6, data groups from -nn_data_groups) of the partitioned
+   network, with fc3 sharded instead, against the replicated one */
+static PetscErrorCode TestTrain(void)
+{
+  NN        P, R;
+  NNData    data;
+  Vec       tp, tr;
+  PetscReal err;
+  NNLayer   fc3;
+
+  PetscFunctionBegin;
+  PetscCall(WriteData(23, "model_parallel_train.dat"));
+  PetscCall(LoadData("model_parallel_train.dat", &data));
+  PetscCall(BuildMLP(PETSC_TRUE, PETSC_TRUE, &P));
+  PetscCall(BuildMLP(PETSC_FALSE, PETSC_TRUE, &R));
+  PetscCall(NNGetLayer(P, "fc3", &fc3));
+  PetscCall(NNLayerSetPartition(fc3, NN_PARTITION_SHARD));
+  for (PetscInt k = 0; k < 2; k++) {
+    NN net = k ? R : P;
+    PetscCall(NNSetFromOptions(net)); /* -nn_data_groups */
+    PetscCall(NNSetEpochs(net, 3));
+    PetscCall(NNTrain(net, data, NULL));
+  }
+  PetscCall(NNGetParameters(P, &tp));
+  PetscCall(NNGetParameters(R, &tr));
+  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(Report("NNTrain of the partitioned and sharded network follows the replicated network", err, 1e-12));
   PetscCall(NNDataDestroy(&data));
   PetscCall(NNDestroy(&P));
   PetscCall(NNDestroy(&R));
@@ -394,6 +442,7 @@ int main(int argc, char **argv)
   PetscCall(TestLayerAdjoint("fc2"));
   PetscCall(TestNetworkEquality());
   PetscCall(TestTao());
+  PetscCall(TestTrain());
   PetscCall(TestErrors());
   PetscCall(PetscFinalize());
   return 0;
@@ -418,6 +467,13 @@ int main(int argc, char **argv)
    test:
       suffix: 4
       nsize: 4
+      output_file: output/model_parallel_dense.out
+
+   # data groups: each group of 2 ranks splits the partitioned layers, the groups sum their pieces' gradients
+   test:
+      suffix: dp
+      nsize: 4
+      args: -nn_data_groups 2 -nn_allreduce {{mpi shared}}
       output_file: output/model_parallel_dense.out
 
 TEST*/

@@ -153,6 +153,7 @@ PetscErrorCode NNParallelTrainBegin(NN net, NNOpt opt)
   PetscScalar *a;
   PetscInt     np, nb;
   PetscBool    shm;
+  MPI_Comm     bcomm;
 
   PetscFunctionBegin;
   PetscCall(NNGetReducer(net, &r));
@@ -160,11 +161,14 @@ PetscErrorCode NNParallelTrainBegin(NN net, NNOpt opt)
   PetscCall(VecGetSize(net->theta, &np));
   PetscCall(VecGetSize(net->buf, &nb));
   PetscCall(PetscLogEventBegin(NN_Broadcast, net, 0, 0, 0));
+  /* every rank of the trainer starts from rank 0's parameters; with partitioned layers the ranks of a
+     group hold different pieces, so each piece comes from the first data group's rank holding it */
+  bcomm = net->part.on ? p->dcomm : p->tcomm;
   PetscCall(VecGetArray(net->theta, &a));
-  if (np) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)np, MPIU_SCALAR, 0, p->tcomm));
+  if (np) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)np, MPIU_SCALAR, 0, bcomm));
   PetscCall(VecRestoreArray(net->theta, &a));
   PetscCall(VecGetArray(net->buf, &a));
-  if (nb) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, p->tcomm));
+  if (nb) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, bcomm));
   PetscCall(VecRestoreArray(net->buf, &a));
   PetscCall(PetscLogEventEnd(NN_Broadcast, net, 0, 0, 0));
   r->t_exposed = 0;
