@@ -87,6 +87,8 @@ struct _p_NNLayer {
   struct {
     NNLayerPartition type;
     PetscBool        handled; /* the type's setup took the partition (NNLayerCheckPartition()) */
+    MPI_Comm         comm;    /* the ranks the pieces are split over (not owned): set by the network before set-up
+                                 (NNGetPartitionComm()); MPI_COMM_NULL: the layer's own (NNLayerGetPartitionComm()) */
     PetscInt         gnparam, gnbuf, gpoff, gboff;
   } part;
   PetscScalar       *dtheta; /* valid during backward */
@@ -163,6 +165,7 @@ PETSC_EXTERN PetscErrorCode NNPartColumnsTake(NNPartColumns *, PetscInt, const P
 PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
+PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerCheckInputRank(NNLayer, PetscInt);

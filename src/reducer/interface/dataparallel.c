@@ -160,8 +160,8 @@ PetscErrorCode NNParallelTrainBegin(NN net, NNOpt opt)
   PetscCall(VecGetSize(net->theta, &np));
   PetscCall(VecGetSize(net->buf, &nb));
   PetscCall(PetscLogEventBegin(NN_Broadcast, net, 0, 0, 0));
-  PetscCall(VecGetArray(net->theta, &a));
-  if (np) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)np, MPIU_SCALAR, 0, p->tcomm));
+  PetscCall(VecGetArray(net->theta, &a)); /* partitioned layers: from the ranks that hold the same pieces */
+  if (np) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)np, MPIU_SCALAR, 0, net->part.on ? p->dcomm : p->tcomm));
   PetscCall(VecRestoreArray(net->theta, &a));
   PetscCall(VecGetArray(net->buf, &a));
   if (nb) PetscCallMPI(MPI_Bcast(a, (PetscMPIInt)nb, MPIU_SCALAR, 0, p->tcomm));
