@@ -349,6 +349,8 @@ PETSC_EXTERN PetscErrorCode NNLayerGetChildren(NNLayer, PetscInt *, const NNLaye
 /* ---------------------------------------------------------------- parallel training, restarts */
 PETSC_EXTERN PetscErrorCode NNSetProcessGrid(NN, PetscInt, PetscInt);                     /* trainers, data groups per trainer */
 PETSC_EXTERN PetscErrorCode NNGetProcessGrid(NN, PetscInt *, PetscInt *, PetscInt *);      /* trainers, data groups, spatial ranks */
+PETSC_EXTERN PetscErrorCode NNSetModelRanks(NN, PetscInt);                                  /* model parallelism: ranks of the partitioned layers */
+PETSC_EXTERN PetscErrorCode NNGetModelRanks(NN, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNGetProcessGridComms(NN, MPI_Comm *, MPI_Comm *, MPI_Comm *); /* trainer, data, spatial */
 PETSC_EXTERN PetscErrorCode NNSetBucketSize(NN, PetscReal);
 PETSC_EXTERN PetscErrorCode NNGetBucketSize(NN, PetscReal *);

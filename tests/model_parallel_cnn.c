@@ -203,4 +203,11 @@ int main(int argc, char **argv)
       args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 2 -sharded_sp_da_processors_x 2 -sharded_sp_da_processors_y 2
       output_file: output/model_parallel_cnn.out
 
+   # the sharded network on 2 spatial x 2 model ranks: pieces over the model ranks
+   test:
+      suffix: 4_model_ranks
+      nsize: 4
+      args: -dist_sp_da_processors_x 2 -dist_sp_da_processors_y 2 -sharded_nn_model_ranks 2 -sharded_sp_da_processors_x 2 -sharded_sp_da_processors_y 1
+      output_file: output/model_parallel_cnn.out
+
 TEST*/

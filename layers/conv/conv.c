@@ -23,7 +23,8 @@
    halo exchange; it is not computed when the caller passes dx = NULL. Only the first n batch
    slots are computed; the output's other slots are zero.
 
-   Parameters (PyTorch order): weight [out, in/groups, (kd,) kh, kw], bias [out].
+   Parameters (PyTorch order): weight [out, in/groups, (kd,) kh, kw], bias [out]. With -<layer>_partition
+   filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c).
 */
 #include "conv.h"
 #include <cblas.h>
@@ -79,8 +80,12 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
   for (PetscInt a = 0; a < nd; a++) wdim[2 + a] = d->k[nd - 1 - a];
   if (nd == 2) PetscCall(NNShapeSet(&l->outshape, 3, (PetscInt[]){d->filters, No[1], No[0]}));
   else PetscCall(NNShapeSet(&l->outshape, 4, (PetscInt[]){d->filters, No[2], No[1], No[0]}));
-  PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, nd + 2, wdim));
-  if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->filters));
+  PetscCall(NNLayerCheckPartition(l, 2, (NNLayerPartition[]){NN_PARTITION_FILTERS, NN_PARTITION_CHANNELS}));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartSetUp(l, wdim)); /* layers/conv/conv_partition.c */
+  else {
+    PetscCall(NNLayerAddTensor(l, "weight", NN_TENSOR_PARAM, nd + 2, wdim));
+    if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->filters));
+  }
   PetscCall(PetscMalloc3(d->filters * (wdim[1] * ntap + 1), &d->Wp, d->filters * (wdim[1] * ntap + 1), &d->dWp, l->nparam, &d->grad));
   PetscFunctionReturn(0);
 }
@@ -96,6 +101,10 @@ static PetscErrorCode NNLayerInitialize_Conv(NNLayer l)
   PetscFunctionBegin;
   for (PetscInt a = 0; a < d->nd; a++) fanin *= d->k[a];
   bound = 1.0 / PetscSqrtReal((PetscReal)fanin);
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNConvPartInitialize(l, bound));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt i = 0; i < l->nparam; i++) theta[i] = bound * (2.0 * NNRandomUniform(l->rng) - 1.0);
   PetscFunctionReturn(0);
 }
@@ -110,6 +119,7 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   PetscCall(PetscFree2(d->work, d->iwork));
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(&d->g));
+  PetscCall(NNConvPartReset(l));
   PetscFunctionReturn(0);
 }
 
@@ -194,6 +204,7 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
   g->bias     = d->bias;
   g->Ka       = g->K + (d->bias ? 1 : 0);
   g->npix     = g->om[0] * g->om[1] * g->om[2];
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartGeometry(l)); /* this rank's filters or channels */
   PetscCall(NNConvChooseAlgorithm(l));
   d->nthreads = d->threads > 0 ? d->threads : (PetscInt)openblas_get_num_threads();
   d->nthreads = PetscMax(1, PetscMin(d->nthreads, NN_CONV_MAX_THREADS));
@@ -219,7 +230,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   NNConvGeom         g = d->g;
   NNConvPass         pass;
   const PetscScalar *xa, *W = l->theta, *b;
-  PetscScalar       *ya;
+  PetscScalar       *ya, *yfull;
   Vec                xin;
   PetscLogDouble     flops, wflops = 0;
 
@@ -237,7 +248,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
   PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
-  PetscCall(VecGetArrayWrite(y, &ya));
+  PetscCall(VecGetArrayWrite(y, &yfull));
+  ya = l->part.type == NN_PARTITION_FILTERS ? d->pbuf : yfull; /* filters: this rank's channels, gathered below */
   /* the slots computed: im2col writes them (its GEMM adds the bias), Winograd adds into the bias; the others are zero */
   if (g.alg == NN_CONV_WINOGRAD) {
     PetscScalar *pattern = d->work; /* the first pixel's values, copied to the others */
@@ -249,7 +261,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
     for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArraycpy(ya + q * g.nb * g.Cout, pattern, g.nb * g.Cout));
   } else if (n < g.nb)
     for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArrayzero(ya + (q * g.nb + n) * g.Cout, (g.nb - n) * g.Cout));
-  pass.x  = xa;
+  PetscCall(NNConvPartInput(l, xa, &pass.x));
   pass.y  = ya;
   pass.dy = NULL;
   pass.dx = NULL;
@@ -258,7 +270,8 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   pass.Wp = d->Wp;
   pass.U  = d->U;
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
-  PetscCall(VecRestoreArrayWrite(y, &ya));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartOutput(l, n, yfull));
+  PetscCall(VecRestoreArrayWrite(y, &yfull));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&d->h));
   PetscCall(PetscLogFlops(flops + wflops));
@@ -290,15 +303,16 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
     PetscCall(VecZeroEntries(dxin));
     PetscCall(VecGetArray(dxin, &dxa));
   }
-  pass.x  = xa;
-  pass.y  = NULL;
-  pass.dy = dya;
-  pass.dx = dxa;
+  PetscCall(NNConvPartInput(l, xa, &pass.x));
+  pass.y = NULL;
+  PetscCall(NNConvPartOutputGradient(l, n, dya, &pass.dy, d->grad));
+  PetscCall(NNConvPartInputGradient(l, dxa, &pass.dx));
   pass.dW = g.alg == NN_CONV_WINOGRAD ? d->dU : d->dWp;
   pass.db = g.bias && g.alg == NN_CONV_WINOGRAD ? d->grad + g.Cout * g.K : NULL; /* im2col: the last row of dWp */
   pass.Wp = d->Wp; /* packed (and transformed) by the forward pass */
   pass.U  = d->U;
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
+  if (dxa) PetscCall(NNConvPartGatherInputGradient(l, dxa));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeightGradient(&g, d->dU, d->dWp, d->wwork, &wflops));
   for (PetscInt grp = 0; grp < g.G; grp++)
     for (PetscInt o = 0; o < g.Og; o++) {
@@ -316,6 +330,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   if (dx) {
     PetscCall(VecRestoreArray(dxin, &dxa));
     PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));
+    PetscCall(NNConvPartSumInputGradient(l, dx));
   }
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
@@ -373,7 +388,9 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
 .  -<prefix>periodic <bool> - periodic padding: needs stride 1, odd kernels and padding dilation*(kernel-1)/2
 .  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM; m > 0 needs stride 1 and dilation 1
 .  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
--  -<prefix>tile_rows <r> - rows (pixels or tiles times batch slots) of a GEMM block (default chosen by the algorithm)
+.  -<prefix>tile_rows <r> - rows (pixels or tiles times batch slots) of a GEMM block (default chosen by the algorithm)
+-  -<prefix>partition <replicate,filters,channels> - model parallelism: output channels (with their bias) or input
+   channels split over the model ranks (-nn_model_ranks, `NNLayerSetPartition()`; groups 1)
 
    Notes:
    Parameters are weight [filters, in/groups, kh, kw] and bias [filters], as in PyTorch. The input
@@ -410,7 +427,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer l)
 .  -<prefix>periodic <bool> - periodic padding: needs stride 1, odd kernels and padding dilation*(kernel-1)/2
 .  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM
 .  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
--  -<prefix>tile_rows <r> - rows of a GEMM block
+.  -<prefix>tile_rows <r> - rows of a GEMM block
+-  -<prefix>partition <replicate,filters,channels> - model parallelism, as for conv2d
 
    Notes:
    Parameters are weight [filters, in/groups, kd, kh, kw] and bias [filters], as in PyTorch; samples

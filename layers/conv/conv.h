@@ -109,6 +109,13 @@ typedef struct {
   PetscScalar    *U, *dU, *wwork;       /* Winograd: transformed weights, their gradient, transform workspace */
   PetscScalar    *work;
   PetscInt       *iwork;
+
+  /* model parallelism (-<layer>_partition filters|channels, layers/conv/conv_partition.c): this rank's
+     filters or input channels [pstart, pstart + pcnt) of the partition communicator's split; pc splits the
+     channels of every pixel and slot (rows): filters the output's, channels the ghosted input's */
+  PetscInt      pstart, pcnt;
+  NNPartColumns pc;
+  PetscScalar  *pbuf, *pbuf2; /* filters: the rank's output (dy) channels; channels: its input and input gradient channels */
 } NNLayer_Conv;
 
 /* the conv_transpose2d / conv_transpose3d layer (layers/conv/conv_transpose.c, its options in conv_transpose_opts.c) */
@@ -138,6 +145,19 @@ PETSC_INTERN PetscErrorCode NNConvTupleString(PetscInt, const PetscInt[3], size_
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNLayerView_ConvTranspose(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNConvTransposeComposeFunctions(NNLayer, PetscBool);
+
+/* conv_partition.c */
+PETSC_INTERN PetscErrorCode NNConvPartSetUp(NNLayer, const PetscInt[]);
+PETSC_INTERN PetscErrorCode NNConvPartInitialize(NNLayer, PetscReal);
+PETSC_INTERN PetscErrorCode NNConvPartGeometry(NNLayer);
+PETSC_INTERN PetscErrorCode NNConvPartReset(NNLayer);
+PETSC_INTERN PetscErrorCode NNConvPartInput(NNLayer, const PetscScalar *, const PetscScalar **);
+PETSC_INTERN PetscErrorCode NNConvPartOutput(NNLayer, PetscInt, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNConvPartOutputGradient(NNLayer, PetscInt, const PetscScalar *, const PetscScalar **, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNConvPartInputGradient(NNLayer, PetscScalar *, PetscScalar **);
+PETSC_INTERN PetscErrorCode NNConvPartGatherInputGradient(NNLayer, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNConvPartSumInputGradient(NNLayer, Vec);
+PETSC_INTERN PetscErrorCode NNConvPartView(NNLayer, PetscViewer);
 
 /* convopts.c */
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer, PetscOptionItems *);

@@ -81,6 +81,7 @@ PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
     PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
     PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
   } else if (d->h.daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartView(l, v));
   PetscFunctionReturn(0);
 }
 

@@ -19,7 +19,7 @@
 PetscErrorCode NNDensePartSetUp(NNLayer l)
 {
   NNLayer_Dense *d    = (NNLayer_Dense *)l->data;
-  MPI_Comm       comm = PetscObjectComm((PetscObject)l);
+  MPI_Comm       comm = NNLayerGetPartitionComm(l);
   PetscBool      rows = (PetscBool)(l->part.type == NN_PARTITION_ROWS);
   PetscInt       in = l->inshape.dim[0], nsplit = rows ? d->units : in, start, cnt;
   PetscMPIInt    size;
@@ -82,7 +82,7 @@ PetscErrorCode NNDensePartForward(NNLayer l, PetscInt n, const PetscScalar *x, P
   } else {
     const PetscScalar *b = W + out * cnt;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, cnt, 1.0, x + start, in, W, cnt, 0.0, y, out);
-    PetscCall(NNPartSum(PetscObjectComm((PetscObject)l), n * out, y));
+    PetscCall(NNPartSum(d->pc.comm, n * out, y));
     if (d->bias)
       for (PetscInt s = 0; s < n; s++)
         for (PetscInt o = 0; o < out; o++) y[s * out + o] += b[o];
@@ -103,7 +103,7 @@ PetscErrorCode NNDensePartBackward(NNLayer l, PetscInt n, const PetscScalar *x, 
     PetscScalar *db = dW + cnt * in;
     if (dx) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, cnt, 1.0, dy + start, out, W, in, 0.0, dx, in);
-      PetscCall(NNPartSum(PetscObjectComm((PetscObject)l), n * in, dx));
+      PetscCall(NNPartSum(d->pc.comm, n * in, dx));
     }
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cnt, in, n, 1.0, dy + start, out, x, in, 1.0, dW, in);
     if (d->bias)

@@ -2,12 +2,16 @@
    The process grid of a network (src/nn/interface/grid.c); src/reducer (reducerimpl.h) and
    src/trainer (trainerimpl.h) build on it.
 
-   The network's communicator (size P) is split into K trainers x D data groups x S spatial ranks,
-   P = K*D*S, in this order of world ranks:  rank = (trainer*D + group)*S + srank.
-     tcomm  - the D*S ranks of one trainer (an independent model; K > 1 only with tournaments)
-     scomm  - the S ranks of one data group: the layers' communicator (DMDA decomposition of samples)
-     dcomm  - the D ranks of a trainer with the same spatial rank: the gradient all-reduce
-   Parameters are replicated on every rank of a trainer.
+   The network's communicator (size P) is split into K trainers x D data groups x S spatial ranks x
+   M model ranks, P = K*D*S*M, in this order of world ranks:  rank = ((trainer*D + group)*S + srank)*M + mrank.
+     tcomm  - the D*S*M ranks of one trainer (an independent model; K > 1 only with tournaments)
+     scomm  - the S ranks of one data group with the same model rank: the layers' communicator (DMDA
+              decomposition of samples)
+     dcomm  - the D ranks of a trainer with the same spatial and model rank: the gradient all-reduce
+     mcomm  - the M ranks of one group with the same spatial rank (same samples, same subdomain): the
+              partition communicator of partitioned layers (model parallelism, NNGetPartitionComm())
+   Parameters are replicated on every rank of a trainer, except the pieces of partitioned layers,
+   which are the same on the ranks of a trainer with the same model rank.
 */
 #pragma once
 #include <petnn/private/nnimpl.h>
@@ -18,10 +22,11 @@ typedef struct {
 } NNBucket;
 
 struct _n_NNParallel {
-  PetscInt    K, D, S;
+  PetscInt    K, D, S, M;
   PetscMPIInt size, rank;             /* in the network's communicator */
   PetscMPIInt trainer, group, srank;  /* this rank's trainer, data group within it, rank in its spatial group */
-  MPI_Comm    tcomm, dcomm, scomm;
+  PetscMPIInt mrank;                  /* this rank's model rank */
+  MPI_Comm    tcomm, dcomm, scomm, mcomm;
 
   NNReducer   reducer;            /* the data groups' gradient sum and optimizer step (src/reducer), NNGetReducer() */
 

@@ -96,6 +96,8 @@ struct _p_NNLayer {
     PetscScalar       *dtheta0;
     NNTensor          *whole, *pieces; /* [ntensors]: the type's tables (whole, swapped in for its calls) and the pieces */
     PetscInt           npieces;        /* nparam of the pieces */
+    MPI_Comm         comm;    /* the ranks the pieces are split over (not owned): set by the network before set-up
+                                 (NNGetPartitionComm()); MPI_COMM_NULL: the layer's own (NNLayerGetPartitionComm()) */
     PetscInt         gnparam, gnbuf, gpoff, gboff;
   } part;
   PetscScalar       *dtheta; /* valid during backward */
@@ -172,6 +174,7 @@ PETSC_EXTERN PetscErrorCode NNPartColumnsTake(NNPartColumns *, PetscInt, const P
 PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
+PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);

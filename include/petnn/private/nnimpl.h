@@ -262,6 +262,7 @@ PETSC_INTERN PetscInt       NNTensorOffset(NNLayer, const NNTensor *); /* in the
 
 /* process grid (src/nn/interface/grid.c) */
 PETSC_INTERN MPI_Comm       NNGetLayerComm(NN); /* the layers' communicator: the rank's spatial group */
+PETSC_EXTERN MPI_Comm       NNGetPartitionComm(NN); /* partitioned layers split their weights over it: the model ranks (or the layer communicator) */
 PETSC_INTERN PetscErrorCode NNSetFromOptions_Parallel(NN, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNParallelDestroy(NNParallel *);
 PETSC_INTERN PetscErrorCode NNParallelView(NN, PetscViewer);

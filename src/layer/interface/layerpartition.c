@@ -54,8 +54,11 @@ PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *Pets
 .  -<prefix>partition <replicate,rows,columns,filters,channels,shard> - the partition
 
    Notes:
-   The ranks are those of the layer's communicator (the network's spatial group: all ranks of the
-   network unless `NNSetProcessGrid()` made data groups). Each rank stores, trains and checkpoints
+   The ranks are the network's model ranks (`NNSetModelRanks()`, -nn_model_ranks M > 1: ranks that hold
+   the same samples and spatial subdomain), or without them the layer's communicator (the network's
+   spatial group: all ranks of the network unless `NNSetProcessGrid()` made data groups). Convolutions
+   split over model ranks only (their spatial ranks hold different pixels); -nn_model_ranks composes with
+   the spatial split (P = data groups x spatial ranks x model ranks). Each rank stores, trains and checkpoints
    only its piece of a split tensor; the network's parameter, gradient and optimizer-state arrays
    hold the pieces, and checkpoints gather them into PyTorch's shapes. Results equal those of the
    replicated layer up to rounding. A type that does not support the partition raises an error at
@@ -66,7 +69,7 @@ PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *Pets
 
    Level: intermediate
 
-.seealso: `NNLayerGetPartition()`, `NNLayerGetNumParametersGlobal()`, `NNSetProcessGrid()`
+.seealso: `NNLayerGetPartition()`, `NNLayerGetNumParametersGlobal()`, `NNSetModelRanks()`, `NNSetProcessGrid()`
 @*/
 PetscErrorCode NNLayerSetPartition(NNLayer l, NNLayerPartition part)
 {
@@ -135,4 +138,11 @@ PetscErrorCode NNLayerCheckPartition(NNLayer l, PetscInt n, const NNLayerPartiti
     PetscCall(PetscStrlcat(list, NNLayerPartitions[valid[i]], sizeof(list)));
   }
   SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s) cannot be partitioned by %s (-%spartition); valid: replicate%s", ((PetscObject)l)->name, ((PetscObject)l)->type_name, NNLayerPartitions[l->part.type], ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", list);
+}
+
+/* The ranks a partitioned layer splits its weights over: those the network set before set-up (its model ranks,
+   NNGetPartitionComm()), or the layer's own communicator for a layer used on its own. */
+MPI_Comm NNLayerGetPartitionComm(NNLayer l)
+{
+  return (l->part.comm && l->part.comm != MPI_COMM_NULL) ? l->part.comm : PetscObjectComm((PetscObject)l);
 }

@@ -23,7 +23,7 @@ PetscErrorCode NNLayerShardSetUp(NNLayer l)
 {
   NNTensor    whole[NN_MAX_TENSORS];
   PetscInt    n = l->ntensors;
-  MPI_Comm    comm = PetscObjectComm((PetscObject)l);
+  MPI_Comm    comm = NNLayerGetPartitionComm(l);
   PetscMPIInt size, rank;
 
   PetscFunctionBegin;
@@ -91,7 +91,7 @@ static PetscInt NNTensorPost(const NNTensor *t)
 /* whole[] (the whole layout) from every rank's pieces; collective */
 static PetscErrorCode NNLayerShardGather(NNLayer l, const PetscScalar *piece, PetscScalar *whole)
 {
-  MPI_Comm     comm = PetscObjectComm((PetscObject)l);
+  MPI_Comm     comm = NNLayerGetPartitionComm(l);
   PetscMPIInt  size, *cnt, *dsp;
 
   PetscFunctionBegin;

@@ -27,7 +27,7 @@ PetscErrorCode NNLayerView(NNLayer l, PetscViewer viewer)
   PetscTryTypeMethod(l, view, viewer);
   if (l->part.shard && l->setupcalled) {
     PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)l), &size));
+    PetscCallMPI(MPI_Comm_size(NNLayerGetPartitionComm(l), &size));
     PetscCall(PetscViewerASCIIPrintf(viewer, "partition shard: every parameter tensor split along its first axis over %d ranks, %" PetscInt_FMT " of %" PetscInt_FMT " on rank 0, all-gathered for each pass\n", size, l->nparam, l->part.gnparam));
   }
   for (PetscInt c = 0; c < l->nchildren; c++) PetscCall(NNLayerView(l->children[c], viewer));

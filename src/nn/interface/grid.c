@@ -12,10 +12,16 @@ void NNParallelShard(PetscInt n, PetscInt g, PetscInt D, PetscInt *first, PetscI
   *last  = (PetscInt)(((PetscInt64)n * (g + 1)) / D);
 }
 
-/* with one data group and one trainer the layers keep the network's own communicator */
+/* with one data group, one trainer and one model rank the layers keep the network's own communicator */
 MPI_Comm NNGetLayerComm(NN net)
 {
-  return net->par && net->par->K * net->par->D > 1 ? net->par->scomm : PetscObjectComm((PetscObject)net);
+  return net->par && net->par->K * net->par->D * net->par->M > 1 ? net->par->scomm : PetscObjectComm((PetscObject)net);
+}
+
+/* the ranks over which partitioned layers split their weights: the model ranks, or the layers' own ranks without them */
+MPI_Comm NNGetPartitionComm(NN net)
+{
+  return net->par && net->par->M > 1 ? net->par->mcomm : NNGetLayerComm(net);
 }
 
 /* ---------------------------------------------------------------- the grid */
@@ -25,6 +31,7 @@ static PetscErrorCode NNParallelFreeComms(NNParallel p)
   if (p->tcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&p->tcomm));
   if (p->dcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&p->dcomm));
   if (p->scomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&p->scomm));
+  if (p->mcomm != MPI_COMM_NULL) PetscCallMPI(MPI_Comm_free(&p->mcomm));
   PetscFunctionReturn(0);
 }
 
@@ -57,7 +64,7 @@ static PetscErrorCode NNLayerRehome(NNLayer l, MPI_Comm comm)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParallel *par)
+static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, PetscInt M, NNParallel *par)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)net);
   NNParallel  p = NULL;
@@ -69,25 +76,30 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCheck(K >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_tournament_trainers %" PetscInt_FMT " must be positive", K);
   PetscCheck(D >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_data_groups %" PetscInt_FMT " must be positive", D);
-  PetscCheck(size % (K * D) == 0, comm, PETSC_ERR_ARG_INCOMP, "%" PetscInt_FMT " trainers (-nn_tournament_trainers) x %" PetscInt_FMT " data groups (-nn_data_groups) do not divide the %d ranks of the network: the number of ranks must be trainers x data groups x ranks per spatial group", K, D, size);
-  PetscCheck(!net->spatial.indm || K * D == 1, comm, PETSC_ERR_SUP, "A network with NNSetInputDM() runs on the DMDA's ranks: data groups and trainers are not supported (-nn_data_groups %" PetscInt_FMT ", -nn_tournament_trainers %" PetscInt_FMT ")", D, K);
+  PetscCheck(M >= 1, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_model_ranks %" PetscInt_FMT " must be positive", M);
+  PetscCheck(size % (K * D * M) == 0, comm, PETSC_ERR_ARG_INCOMP, "%" PetscInt_FMT " trainers (-nn_tournament_trainers) x %" PetscInt_FMT " data groups (-nn_data_groups) x %" PetscInt_FMT " model ranks (-nn_model_ranks) do not divide the %d ranks of the network: the number of ranks must be trainers x data groups x ranks per spatial group x model ranks", K, D, M, size);
+  PetscCheck(!net->spatial.indm || K * D * M == 1, comm, PETSC_ERR_SUP, "A network with NNSetInputDM() runs on the DMDA's ranks: data groups, trainers and model ranks are not supported (-nn_data_groups %" PetscInt_FMT ", -nn_tournament_trainers %" PetscInt_FMT ", -nn_model_ranks %" PetscInt_FMT ")", D, K, M);
   PetscCall(NNParallelRegisterEvents());
   PetscCall(PetscNew(&p));
   p->K         = K;
   p->D         = D;
-  p->S         = S = size / (K * D);
+  p->M         = M;
+  p->S         = S = size / (K * D * M);
   p->size      = size;
   p->rank      = rank;
-  p->trainer   = (PetscMPIInt)(rank / (D * S));
-  tr           = rank % (D * S);
-  p->group     = (PetscMPIInt)(tr / S);
-  p->srank     = (PetscMPIInt)(tr % S);
+  /* rank = ((trainer*D + group)*S + srank)*M + mrank */
+  p->trainer   = (PetscMPIInt)(rank / (D * S * M));
+  tr           = rank % (D * S * M);
+  p->group     = (PetscMPIInt)(tr / (S * M));
+  p->srank     = (PetscMPIInt)((tr % (S * M)) / M);
+  p->mrank     = (PetscMPIInt)(tr % M);
   p->interval  = 100;
   p->balance_max = 1.5;
-  p->tcomm = p->dcomm = p->scomm = MPI_COMM_NULL;
+  p->tcomm = p->dcomm = p->scomm = p->mcomm = MPI_COMM_NULL;
   PetscCallMPI(MPI_Comm_split(comm, p->trainer, rank, &p->tcomm));
-  PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)D + p->group, rank, &p->scomm));
-  PetscCallMPI(MPI_Comm_split(comm, p->trainer * (PetscMPIInt)S + p->srank, rank, &p->dcomm));
+  PetscCallMPI(MPI_Comm_split(comm, (p->trainer * (PetscMPIInt)D + p->group) * (PetscMPIInt)M + p->mrank, rank, &p->scomm));
+  PetscCallMPI(MPI_Comm_split(comm, (p->trainer * (PetscMPIInt)S + p->srank) * (PetscMPIInt)M + p->mrank, rank, &p->dcomm));
+  PetscCallMPI(MPI_Comm_split(comm, (p->trainer * (PetscMPIInt)D + p->group) * (PetscMPIInt)S + p->srank, rank, &p->mcomm));
   *par = p;
   PetscFunctionReturn(0);
 }
@@ -96,13 +108,39 @@ static PetscErrorCode NNParallelCreate(NN net, PetscInt K, PetscInt D, NNParalle
 PetscErrorCode NNParallelGet(NN net, NNParallel *p)
 {
   PetscFunctionBegin;
-  if (!net->par) PetscCall(NNParallelCreate(net, 1, 1, &net->par));
+  if (!net->par) PetscCall(NNParallelCreate(net, 1, 1, 1, &net->par));
   *p = net->par;
   PetscFunctionReturn(0);
 }
 
+/* replaces the grid by one of K trainers, D groups and M model ranks, keeping the settings, and moves the layers */
+static PetscErrorCode NNParallelRebuild(NN net, PetscInt K, PetscInt D, PetscInt M)
+{
+  NNParallel p = NULL, old = net->par;
+  PetscBool  newm = (PetscBool)((old ? old->M : 1) != M);
+
+  PetscFunctionBegin;
+  PetscCall(NNParallelCreate(net, K, D, M, &p));
+  if (old) { /* keep the settings */
+    p->reducer   = old->reducer; /* with its settings */
+    old->reducer = NULL;
+    p->balance   = old->balance;
+    p->balance_max = old->balance_max;
+    p->interval  = old->interval;
+    p->tsamples  = old->tsamples;
+  }
+  PetscCall(NNParallelDestroy(&net->par));
+  net->par = p;
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    PetscCall(NNLayerRehome(net->layers[i], NNGetLayerComm(net)));
+    if (newm) net->layers[i]->setupcalled = PETSC_FALSE; /* the partition communicator changed */
+  }
+  net->setupcalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /*@
-   NNSetProcessGrid - splits the network's ranks into trainers x data groups x spatial ranks
+   NNSetProcessGrid - splits the network's ranks into trainers x data groups x spatial ranks (x model ranks, `NNSetModelRanks()`)
 
    Collective
 
@@ -120,7 +158,8 @@ PetscErrorCode NNParallelGet(NN net, NNParallel *p)
    The number of ranks P must be a multiple of K*D; the remaining factor S = P/(K*D) is the size
    of a spatial group, whose ranks split every sample of the group's shard over a DMDA (the rank
    grid of the spatial layers, -<layer>_da_processors_x/y). World ranks are laid out as
-   rank = (trainer*D + group)*S + spatial rank, so a spatial group is S consecutive ranks.
+   rank = (trainer*D + group)*S + spatial rank, so a spatial group is S consecutive ranks
+   (with M model ranks, `NNSetModelRanks()`: P = K*D*S*M and rank = ((trainer*D + group)*S + spatial rank)*M + model rank).
    Layers live on their spatial group's communicator (layers added before this call are moved
    there). The minibatch size (-nn_batch_size) stays the GLOBAL batch size of a trainer, so a run
    on any D computes the same trajectory as one rank (up to rounding), except for batch
@@ -129,28 +168,67 @@ PetscErrorCode NNParallelGet(NN net, NNParallel *p)
 
    Level: intermediate
 
-.seealso: `NNGetProcessGrid()`, `NNGetProcessGridComms()`, `NNSetBucketSize()`, `NNSetTournament()`, `NNTrain()`
+.seealso: `NNGetProcessGrid()`, `NNGetProcessGridComms()`, `NNSetModelRanks()`, `NNSetBucketSize()`, `NNSetTournament()`, `NNTrain()`
 @*/
 PetscErrorCode NNSetProcessGrid(NN net, PetscInt trainers, PetscInt groups)
 {
-  NNParallel p = NULL, old = net->par;
-
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  if (old && old->K == trainers && old->D == groups) PetscFunctionReturn(0);
-  PetscCall(NNParallelCreate(net, trainers, groups, &p));
-  if (old) { /* keep the settings */
-    p->reducer   = old->reducer; /* with its settings */
-    old->reducer = NULL;
-    p->balance   = old->balance;
-    p->balance_max = old->balance_max;
-    p->interval  = old->interval;
-    p->tsamples  = old->tsamples;
-  }
-  PetscCall(NNParallelDestroy(&net->par));
-  net->par = p;
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerRehome(net->layers[i], NNGetLayerComm(net)));
-  net->setupcalled = PETSC_FALSE;
+  if (net->par && net->par->K == trainers && net->par->D == groups) PetscFunctionReturn(0);
+  PetscCall(NNParallelRebuild(net, trainers, groups, net->par ? net->par->M : 1));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetModelRanks - sets the number of model ranks M: the ranks over which partitioned layers split their weights
+
+   Collective
+
+   Input Parameters:
++  net - the network
+-  M - model ranks per spatial rank (default 1)
+
+   Options Database Key:
+.  -nn_model_ranks <M> - model ranks (default 1)
+
+   Notes:
+   The network's P ranks become K trainers x D data groups x S spatial ranks x M model ranks,
+   P = K*D*S*M, in the order rank = ((trainer*D + group)*S + spatial rank)*M + model rank. The M model
+   ranks of a group hold the same samples and the same spatial subdomain; a layer partitioned with
+   -<layer>_partition (`NNLayerSetPartition()`: dense rows/columns, convolution filters/channels) splits
+   its weights over them, and every other layer computes the same values on each of them. Layers and
+   their DMDAs live on the S ranks of a spatial group with the same model rank; the data-parallel
+   gradient sum pairs the ranks of the D groups with the same spatial and model rank. With M = 1 a
+   partitioned layer splits its weights over its own communicator (the spatial group).
+
+   Level: intermediate
+
+.seealso: `NNGetModelRanks()`, `NNSetProcessGrid()`, `NNLayerSetPartition()`
+@*/
+PetscErrorCode NNSetModelRanks(NN net, PetscInt M)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  if ((net->par ? net->par->M : 1) == M && net->par) PetscFunctionReturn(0);
+  PetscCall(NNParallelRebuild(net, net->par ? net->par->K : 1, net->par ? net->par->D : 1, M));
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetModelRanks - gets the number of model ranks (`NNSetModelRanks()`)
+
+   Not Collective
+
+   Level: intermediate
+
+.seealso: `NNSetModelRanks()`, `NNGetProcessGrid()`
+@*/
+PetscErrorCode NNGetModelRanks(NN net, PetscInt *M)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidIntPointer(M, 2);
+  *M = net->par ? net->par->M : 1;
   PetscFunctionReturn(0);
 }
 
@@ -304,7 +382,11 @@ PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsO
   PetscCall(PetscOptionsInt("-nn_data_groups", "Data-parallel groups per trainer (the other ranks of a group split samples spatially)", "NNSetProcessGrid", D, &D, &f1));
   PetscCall(PetscOptionsInt("-nn_tournament_trainers", "Independent trainers of tournament training (LTFB)", "NNSetProcessGrid", K, &K, &f2));
   if (f1 || f2) PetscCall(NNSetProcessGrid(net, K, D));
-  p  = net->par;
+  p = net->par;
+  M = p->M;
+  PetscCall(PetscOptionsInt("-nn_model_ranks", "Model ranks: partitioned layers (-<layer>_partition) split their weights over them", "NNSetModelRanks", M, &M, &f1));
+  if (f1) PetscCall(NNSetModelRanks(net, M));
+  p = net->par;
   {
     PetscBool bal = p->balance;
     PetscReal bmax = p->balance_max;
@@ -325,8 +407,9 @@ PetscErrorCode NNParallelView(NN net, PetscViewer viewer)
   NNParallel p = net->par;
 
   PetscFunctionBegin;
-  if (!p || p->K * p->D == 1) PetscFunctionReturn(0);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s)\n", p->K, p->D, p->S));
+  if (!p || p->K * p->D * p->M == 1) PetscFunctionReturn(0);
+  if (p->M > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s) x %" PetscInt_FMT " model ranks\n", p->K, p->D, p->S, p->M));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "process grid: %" PetscInt_FMT " trainer(s) x %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s)\n", p->K, p->D, p->S));
   if (p->reducer && p->D > 1) PetscCall(PetscObjectView((PetscObject)p->reducer, viewer));
   if (p->balance && p->D > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "load balancing: shards in proportion to the groups' speeds, at most %g x batch/%" PetscInt_FMT "\n", (double)p->balance_max, p->D));
   if (p->K > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "tournament every %" PetscInt_FMT " steps on %" PetscInt_FMT " samples per trainer\n", p->interval, p->tsamples));

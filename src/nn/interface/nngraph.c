@@ -224,6 +224,7 @@ static PetscErrorCode NNGraphSetUpLayer(NN net, PetscInt i, const PetscInt src[]
   }
   PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
   PetscCall(NNLayerSetTraining(l, net->training));
+  l->part.comm = NNGetPartitionComm(net);
   l->inputname = src[k0] < 0 ? "the network input" : NNGraphLayerName(net, src[k0]); /* for the layer's error messages */
   if (l->ops->forwardmulti) ierr = NNLayerSetUpMulti(l, nin, shapes, from);
   else {

@@ -111,7 +111,7 @@ static PetscErrorCode NNGatherSplitTensor(MPI_Comm comm, const NNTensor *t, cons
   PetscCall(PetscMPIIntCast(t->size, &n));
   PetscCallMPI(MPI_Gatherv(local, n, MPIU_SCALAR, tmp, cnt, dsp, MPIU_SCALAR, 0, comm));
   if (!rank) { /* rank r's piece is [pre][cnt_r][post]: put its rows in place */
-    for (PetscMPIInt r = 0; r < size; r++) {
+    for (PetscMPIInt r = 0; r < size && full; r++) {
       PetscInt s0 = ranges[2 * r], c = ranges[2 * r + 1];
       for (PetscInt b = 0; b < pre; b++) PetscCall(PetscArraycpy(full + (b * t->gdim + s0) * post, tmp + dsp[r] + b * c * post, c * post));
     }
@@ -134,7 +134,7 @@ static PetscErrorCode NNExtractSplitTensor(const NNTensor *t, const PetscScalar 
 /* gather (full on rank 0) or extract (full on every rank): the top-level layers' spans and the split tensors */
 static PetscErrorCode NNPartitionMove(NN net, NNTensorKind kind, PetscBool gather, PetscScalar *local, PetscScalar *full)
 {
-  MPI_Comm    comm = NNGetLayerComm(net);
+  MPI_Comm    comm = NNGetPartitionComm(net); /* every partitioned layer's (NNLayerGetPartitionComm()) */
   PetscMPIInt rank;
   PetscInt    np, nb;
 
@@ -151,7 +151,7 @@ static PetscErrorCode NNPartitionMove(NN net, NNTensorKind kind, PetscBool gathe
       lo  = kind == NN_TENSOR_PARAM ? l->poff : l->boff;
       hi  = kind == NN_TENSOR_PARAM ? pend : bend;
       glo = kind == NN_TENSOR_PARAM ? l->part.gpoff : l->part.gboff;
-      if (gather && !rank) PetscCall(PetscArraycpy(full + glo, local + lo, hi - lo));
+      if (gather && !rank && full) PetscCall(PetscArraycpy(full + glo, local + lo, hi - lo));
       if (!gather) PetscCall(PetscArraycpy(local + lo, full + glo, hi - lo));
       continue;
     }
@@ -159,9 +159,9 @@ static PetscErrorCode NNPartitionMove(NN net, NNTensorKind kind, PetscBool gathe
       const NNTensor *t = &l->tensors[k];
       if (t->kind != kind) continue;
       if (!t->split) {
-        if (gather && !rank) PetscCall(PetscArraycpy(full + NNFullOffset(l, t), local + NNLocalOffset(l, t), t->size));
+        if (gather && !rank && full) PetscCall(PetscArraycpy(full + NNFullOffset(l, t), local + NNLocalOffset(l, t), t->size));
         if (!gather) PetscCall(PetscArraycpy(local + NNLocalOffset(l, t), full + NNFullOffset(l, t), t->size));
-      } else if (gather) PetscCall(NNGatherSplitTensor(comm, t, local + NNLocalOffset(l, t), rank ? NULL : full + NNFullOffset(l, t)));
+      } else if (gather) PetscCall(NNGatherSplitTensor(comm, t, local + NNLocalOffset(l, t), rank || !full ? NULL : full + NNFullOffset(l, t)));
       else PetscCall(NNExtractSplitTensor(t, full + NNFullOffset(l, t), local + NNLocalOffset(l, t)));
     }
   }
@@ -169,8 +169,10 @@ static PetscErrorCode NNPartitionMove(NN net, NNTensorKind kind, PetscBool gathe
 }
 
 /* Gathers a parameter-shaped (kind NN_TENSOR_PARAM: parameters, gradient, optimizer state) or buffer array of
-   this rank's layout into the full layout (net->part.np or nb entries) on rank 0 of the layer communicator;
-   full is used on that rank only. Collective on the layer communicator. */
+   this rank's layout into the full layout (net->part.np or nb entries) on rank 0 of the partition communicator
+   (NNGetPartitionComm(): the model ranks, or the layer communicator without them); full is used on that rank
+   only, and may be NULL there (with data groups or spatial ranks several ranks are such a rank 0).
+   Collective on the partition communicator. */
 PetscErrorCode NNPartitionGather(NN net, NNTensorKind kind, const PetscScalar local[], PetscScalar full[])
 {
   PetscFunctionBegin;
@@ -227,7 +229,7 @@ PetscErrorCode NNPartitionLocalIndex(NN net, PetscInt **map)
    own array (TAO sees this Vec: src/trainer/interface/train.c). Collective. */
 PetscErrorCode NNPartitionVecCreate(NN net, NNPartitionVec *pv)
 {
-  MPI_Comm    comm = NNGetLayerComm(net);
+  MPI_Comm    comm = NNGetPartitionComm(net);
   PetscMPIInt rank;
   PetscInt    np, *map, *map0, *gidx, rstart = 0;
   PetscBool  *split;

@@ -186,6 +186,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(NNLayerSetInputShape(l, &s));
     l->inputname = i ? ((PetscObject)net->layers[i - 1])->name : "the network input";
     PetscCall(NNLayerSetTraining(l, net->training));
+    l->part.comm = NNGetPartitionComm(net);
     PetscCall(NNLayerSetUp(l));
     s = l->outshape;
   }

@@ -90,7 +90,7 @@ PetscInt NNParallelBalanceSlots(NNParallel p)
 
 void NNParallelBalancePut(NNParallel p, PetscReal *slots, PetscLogDouble tcompute)
 {
-  if (!NNParallelBalanceSlots(p) || p->srank) return;
+  if (!NNParallelBalanceSlots(p) || p->srank || p->mrank) return;
   slots[p->trainer * p->D + p->group] = (PetscReal)tcompute;
 }
 

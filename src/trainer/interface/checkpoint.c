@@ -190,7 +190,7 @@ static PetscErrorCode NNCheckpointGetArrays(NN net, NNCheckpointArrays *ca)
   v[0] = net->theta;
   v[1] = net->buf;
   for (PetscInt i = 0; i < opt->nstate; i++) v[2 + i] = opt->state[i];
-  PetscCallMPI(MPI_Comm_rank(NNGetLayerComm(net), &srank));
+  PetscCallMPI(MPI_Comm_rank(NNGetPartitionComm(net), &srank)); /* NNPartitionGather()'s root */
   for (PetscInt i = 0; i < nv; i++) {
     const PetscScalar *a;
     PetscCall(VecGetArrayRead(v[i], &a));

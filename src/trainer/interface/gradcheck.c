@@ -25,7 +25,7 @@ static PetscErrorCode CheckVec(NN net, PetscInt n, Vec x, Vec t, const NNRandom 
 {
   PetscInt  stride = PetscMax(1, nv / NN_GC_MAX_ENTRIES);
   PetscReal h      = 1e-5, dnorm = 0, gnorm = 0; /* about eps^(1/3): balances truncation and round-off */
-  MPI_Comm  comm   = NNGetLayerComm(net);
+  MPI_Comm  comm   = NNGetPartitionComm(net); /* the ranks that hold the pieces of the partitioned layers */
 
   PetscFunctionBegin;
   for (PetscInt g = 0; g < nv; g += stride) {

@@ -12,7 +12,7 @@ PetscErrorCode NNTournament(NN net, NNData train)
 {
   NNParallel   p    = net->par;
   MPI_Comm     comm = PetscObjectComm((PetscObject)net);
-  PetscInt     K = p->K, T = p->D * p->S, round, *perm, partner = -1, np, nb;
+  PetscInt     K = p->K, T = p->D * p->S * p->M, round, *perm, partner = -1, np, nb;
   PetscReal    mine[5], *all = NULL, Lown, Lother = 0;
   PetscBool    adopt = PETSC_FALSE;
   NNRandom     r;
@@ -110,7 +110,7 @@ PetscErrorCode NNParallelSetPartition(NN net, NNData d)
   }
   PetscCheck(p->tsamples > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "Tournament training with %" PetscInt_FMT " trainers needs a tournament set: give -nn_tournament_samples <S> (NNSetTournament())", p->K);
   if (d->distributed) {
-    PetscInt r0 = p->trainer * p->D * p->S, r1 = r0 + p->D * p->S;
+    PetscInt r0 = p->trainer * p->D * p->S * p->M, r1 = r0 + p->D * p->S * p->M;
     PetscMPIInt dsize;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d), &dsize));
     PetscCheck(dsize == p->size, comm, PETSC_ERR_ARG_INCOMP, "Tournament training needs the training data on the network's communicator (%d ranks), not on %d", p->size, dsize);

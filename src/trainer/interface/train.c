@@ -73,7 +73,7 @@ PetscErrorCode NNEvaluateRange(NN net, NNData data, MPI_Comm xcomm, PetscInt bas
     if (!m) continue;
     PetscCall(NNForward(net, m, x, &y));
     PetscCall(NNLossEvaluate(net, m, y, t, &Lb, NULL));
-    if (p->srank) continue; /* the ranks of a spatial group hold the same outputs: count them once */
+    if (p->srank || p->mrank) continue; /* the ranks of a spatial group (and its model ranks) hold the same outputs: count them once */
     sums[0] += Lb * m;
     if (net->lossops.classification) {
       PetscCall(VecGetArrayRead(y, &ya));

@@ -87,7 +87,7 @@ static PetscErrorCode NNTrainStepReduce(NN net, NNTrainLoop *c, NNTrainStep *st)
   PetscFunctionBegin;
   PetscCall(PetscArrayzero(c->v, c->nv));
   NNParallelBalancePut(p, c->v + 2 * p->K + 2, st->tc);
-  if (!p->srank) {
+  if (!p->srank && !p->mrank) {
     c->v[2 * p->trainer]     = st->L * st->m;
     c->v[2 * p->trainer + 1] = st->correct;
   }

@@ -62,7 +62,7 @@ static PetscErrorCode NNTrainMonitorAllreduce(NN net, NNTrainLoop *c)
   NNReducer      r    = p->reducer;
   MPI_Comm       comm = PetscObjectComm((PetscObject)net);
   PetscLogDouble exposed, block, w[5], bl;
-  PetscBool      first = (PetscBool)(!p->srank && !p->group), shm;
+  PetscBool      first = (PetscBool)(!p->srank && !p->group && !p->mrank), shm;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)r, NNREDUCERSHM, &shm));
@@ -105,7 +105,7 @@ PetscErrorCode NNTrainMonitorEpoch(NN net, NNTrainLoop *c, PetscInt epoch, Petsc
     PetscCall(NNLineTrainLoss(net, c, epoch, &l));
     PetscCall(NNLineTestLoss(net, c->test, tloss, tacc, &l));
     PetscCall(NNLineRate(net, c->N, dt, &l));
-    if (!p->srank && !p->group) PetscCall(PetscSynchronizedPrintf(comm, "%s", l.text)); /* one line per trainer, from its first rank, in trainer order */
+    if (!p->srank && !p->group && !p->mrank) PetscCall(PetscSynchronizedPrintf(comm, "%s", l.text)); /* one line per trainer, from its first rank, in trainer order */
     if (p->D > 1) PetscCall(NNTrainMonitorAllreduce(net, c));
     PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
   }
