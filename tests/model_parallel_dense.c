@@ -398,7 +398,7 @@ static PetscErrorCode TestTrain(void)
 }
 
 /* a partition a layer cannot take */
-static PetscErrorCode ExpectError(const char what[], PetscInt units, const char type[], NNLayerPartition part)
+static PetscErrorCode ExpectError(const char what[], PetscInt units, const char type[], NNLayerPartition part, PetscBool specnorm)
 {
   NN             net;
   NNLayer        l;
@@ -411,7 +411,8 @@ static PetscErrorCode ExpectError(const char what[], PetscInt units, const char 
   PetscCall(NNLayerDenseSetUnits(l, units));
   PetscCall(NNLayerSetPartition(l, part));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = NNSetUp(net);
+  ierr = specnorm ? NNLayerSetSpectralNorm(l, 1.0, 1) : 0; /* spectral normalization needs the whole weight */
+  if (!ierr) ierr = NNSetUp(net);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no error", what);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: error raised\n", what));
@@ -425,9 +426,10 @@ static PetscErrorCode TestErrors(void)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCall(ExpectError("tanh -bad_partition rows", 3, NNLAYERTANH, NN_PARTITION_ROWS));
-  PetscCall(ExpectError("dense -bad_partition filters", 3, NNLAYERDENSE, NN_PARTITION_FILTERS));
-  if (size > 1) PetscCall(ExpectError("dense with fewer units than ranks -bad_partition rows", size - 1, NNLAYERDENSE, NN_PARTITION_ROWS));
+  PetscCall(ExpectError("tanh -bad_partition rows", 3, NNLAYERTANH, NN_PARTITION_ROWS, PETSC_FALSE));
+  PetscCall(ExpectError("dense -bad_partition filters", 3, NNLAYERDENSE, NN_PARTITION_FILTERS, PETSC_FALSE));
+  PetscCall(ExpectError("spectral normalization of a sharded dense layer", 3, NNLAYERDENSE, NN_PARTITION_SHARD, PETSC_TRUE));
+  if (size > 1) PetscCall(ExpectError("dense with fewer units than ranks -bad_partition rows", size - 1, NNLAYERDENSE, NN_PARTITION_ROWS, PETSC_FALSE));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "dense with fewer units than ranks -bad_partition rows: error raised\n"));
   PetscFunctionReturn(0);
 }

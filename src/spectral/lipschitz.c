@@ -171,6 +171,7 @@ static PetscErrorCode NNLayerLipschitzWalk(NNLayer l, NNLipschitzWalk *w, PetscI
   PetscReal          ref = 0;
 
   PetscFunctionBegin;
+  PetscCall(NNLayerCheckWhole(l, "operator norms and Lipschitz bounds"));
   PetscCall(PetscMemzero(&info, sizeof(info)));
   PetscCall(PetscObjectTypeCompare((PetscObject)l, NNLAYERDENSE, &dense));
   if (dense || NNLayerIsShellOperator(l)) {

@@ -149,6 +149,7 @@ PetscErrorCode NNLayerSetUp_SpectralNorm(NNLayer l)
   PetscFunctionBegin;
   PetscCall(NNLayerGetSpectralNorm_Private(l, &sn));
   if (!sn) PetscFunctionReturn(0);
+  PetscCall(NNLayerCheckWhole(l, "spectral normalization (-<layer>_spectral_norm) and its power iteration"));
   PetscCall(NNLinearOpDestroy(&sn->op));
   PetscCall(NNLayerAddTensor(l, "weight_v", NN_TENSOR_BUFFER, l->inshape.ndim, l->inshape.dim));
   PetscFunctionReturn(0);

@@ -176,6 +176,7 @@ PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
 PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerCheckWhole(NNLayer, const char[]);
 PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardEnd(NNLayer, PetscBool);

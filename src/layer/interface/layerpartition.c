@@ -146,3 +146,15 @@ MPI_Comm NNLayerGetPartitionComm(NNLayer l)
 {
   return (l->part.comm && l->part.comm != MPI_COMM_NULL) ? l->part.comm : PetscObjectComm((PetscObject)l);
 }
+
+/* Errors when the layer's parameters are split over ranks (partitioned or sharded); what names the caller,
+   e.g. "the spectral tools", which need the whole weights on every rank. */
+PetscErrorCode NNLayerCheckWhole(NNLayer l, const char what[])
+{
+  PetscBool split = l->part.shard;
+
+  PetscFunctionBegin;
+  for (PetscInt t = 0; t < l->ntensors; t++) split = (PetscBool)(split || l->tensors[t].split);
+  PetscCheck(!split, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s) is partitioned (-%spartition %s): %s need its whole weights on every rank; use -%spartition replicate", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", NNLayerPartitions[l->part.shard ? NN_PARTITION_SHARD : l->part.type], what, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+  PetscFunctionReturn(0);
+}
