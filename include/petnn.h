@@ -303,6 +303,14 @@ PETSC_EXTERN PetscErrorCode NNGetOpt(NN, NNOpt *);
 PETSC_EXTERN PetscErrorCode NNSetFromOptions(NN);
 PETSC_EXTERN PetscErrorCode NNSetUp(NN);
 PETSC_EXTERN PetscErrorCode NNSetPoolBeforeActivation(NN, PetscBool);
+/* the precision of the activations and their gradients (-nn_precision); parameters, optimizer state and checkpoints stay double */
+typedef enum {
+  NN_PRECISION_DOUBLE, /* everything in double (the default) */
+  NN_PRECISION_SINGLE  /* activations, their gradients and a working copy of the parameters in float */
+} NNPrecision;
+PETSC_EXTERN const char *const NNPrecisions[];
+PETSC_EXTERN PetscErrorCode    NNSetPrecision(NN, NNPrecision);
+PETSC_EXTERN PetscErrorCode    NNGetPrecision(NN, NNPrecision *);
 PETSC_EXTERN PetscErrorCode NNView(NN, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNDestroy(NN *);
 

@@ -46,43 +46,16 @@ static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerForward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
-{
-  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * l->localsize;
-
-  PetscFunctionBegin;
-  if (a->kinkmode) { /* the linear map of a recorded pattern (a ReLU's slope is 0) */
-    unsigned char *m = a->kinkmask;
-    if (a->kinkmode == 1)
-      for (PetscInt i = 0; i < N; i++) m[i] = x[i] > 0;
-    for (PetscInt i = 0; i < N; i++) y[i] = m[i] ? x[i] : a->slope * x[i];
-  } else if (a->f == ReLU) { /* the common case, kept branch-free so the compiler vectorizes it */
-    for (PetscInt i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
-  } else {
-    for (PetscInt i = 0; i < N; i++) y[i] = a->f(x[i], a->slope);
-  }
-  PetscCall(PetscLogFlops((PetscLogDouble)N));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerBackward_Activation(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx)
-{
-  NNLayer_Activation *a = (NNLayer_Activation *)l->data;
-  PetscInt            N = n * l->localsize;
-
-  PetscFunctionBegin;
-  if (!dx) PetscFunctionReturn(0);
-  if (a->kinkmode) {
-    for (PetscInt i = 0; i < N; i++) dx[i] = a->kinkmask[i] ? dy[i] : a->slope * dy[i];
-  } else if (a->f == ReLU) {
-    for (PetscInt i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0;
-  } else {
-    for (PetscInt i = 0; i < N; i++) dx[i] = dy[i] * a->df(x[i], y[i], a->slope);
-  }
-  PetscCall(PetscLogFlops((PetscLogDouble)N));
-  PetscFunctionReturn(0);
-}
+#define NN_REAL   PetscScalar
+#define NN_SUFFIX Double
+#include "activation_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
+#define NN_REAL   float
+#define NN_SUFFIX Single
+#include "activation_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
 
 static PetscErrorCode NNLayerSetFromOptions_LeakyReLU(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
@@ -157,10 +130,12 @@ static PetscErrorCode NNLayerCreate_Activation(NNLayer l, PetscReal (*f)(PetscRe
   a->f              = f;
   a->df             = df;
   l->data           = a;
-  l->ops->setup     = NNLayerSetUp_Activation;
-  l->ops->forward   = NNLayerForward_Activation;
-  l->ops->backward  = NNLayerBackward_Activation;
-  l->ops->destroy   = NNLayerDestroy_Activation;
+  l->ops->setup          = NNLayerSetUp_Activation;
+  l->ops->forward        = NNActivationForwardDouble;
+  l->ops->backward       = NNActivationBackwardDouble;
+  l->ops->forwardsingle  = NNActivationForwardSingle;
+  l->ops->backwardsingle = NNActivationBackwardSingle;
+  l->ops->destroy        = NNLayerDestroy_Activation;
   PetscFunctionReturn(0);
 }
 

@@ -115,44 +115,49 @@ static PetscErrorCode NNLayerInitialize_Dense(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+#define NN_REAL   PetscScalar
+#define NN_GEMM   cblas_dgemm
+#define NN_SUFFIX Double
+#include "dense_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+#define NN_REAL   float
+#define NN_GEMM   cblas_sgemm
+#define NN_SUFFIX Single
+#include "dense_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+
 static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
-  NNLayer_Dense     *d   = (NNLayer_Dense *)l->data;
-  PetscInt           in  = l->inshape.dim[0], out = d->units;
-  const PetscScalar *W = l->theta, *b = l->theta + out * in;
-
   PetscFunctionBegin;
-  if (l->part.type != NN_PARTITION_REPLICATE) {
-    PetscCall(NNDensePartForward(l, n, x, y));
-    PetscFunctionReturn(0);
-  }
-  if (d->bias) {
-    for (PetscInt s = 0; s < n; s++) PetscCall(PetscArraycpy(y + s * out, b, out));
-  }
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0, x, in, W, in, d->bias ? 1.0 : 0.0, y, out);
-  PetscCall(PetscLogFlops(2.0 * n * out * in));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartForward(l, n, x, y));
+  else PetscCall(NNDenseForwardDouble(l, n, l->theta, x, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
-  NNLayer_Dense     *d  = (NNLayer_Dense *)l->data;
-  PetscInt           in = l->inshape.dim[0], out = d->units;
-  const PetscScalar *W  = l->theta;
-  PetscScalar       *dW = l->dtheta, *db = l->dtheta + out * in;
-
   PetscFunctionBegin;
-  if (l->part.type != NN_PARTITION_REPLICATE) {
-    PetscCall(NNDensePartBackward(l, n, x, dy, dx));
-    PetscFunctionReturn(0);
-  }
-  if (dx) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0, dy, out, W, in, 0.0, dx, in);
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0, dy, out, x, in, 1.0, dW, in);
-  if (d->bias) {
-    for (PetscInt s = 0; s < n; s++)
-      for (PetscInt o = 0; o < out; o++) db[o] += dy[s * out + o];
-  }
-  PetscCall(PetscLogFlops(2.0 * n * out * in * (dx ? 2 : 1)));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartBackward(l, n, x, dy, dx));
+  else PetscCall(NNDenseBackwardDouble(l, n, l->theta, l->dtheta, x, dy, dx));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): the same passes on float activations and the float parameter copy */
+static PetscErrorCode NNLayerForwardSingle_Dense(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  PetscFunctionBegin;
+  PetscCall(NNDenseForwardSingle(l, n, l->stheta, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_Dense(NNLayer l, PetscInt n, const float *x, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  PetscFunctionBegin;
+  PetscCall(NNDenseBackwardSingle(l, n, l->stheta, l->sdtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -257,6 +262,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->initialize      = NNLayerInitialize_Dense;
   l->ops->forward         = NNLayerForward_Dense;
   l->ops->backward        = NNLayerBackward_Dense;
+  l->ops->forwardsingle   = NNLayerForwardSingle_Dense;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_Dense;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Dense;
   l->ops->view            = NNLayerView_Dense;
   l->ops->destroy         = NNLayerDestroy_Dense;

@@ -37,29 +37,6 @@ static PetscErrorCode NNLayerReset_Dropout(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerForward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
-{
-  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
-  PetscInt         N = n * l->localsize;
-
-  PetscFunctionBegin;
-  d->masked = (PetscBool)(l->training && d->rate > 0);
-  if (!d->masked) {
-    if (y != x) PetscCall(PetscArraycpy(y, x, N));
-    PetscFunctionReturn(0);
-  }
-  PetscCheck(l->rng, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Dropout layer %s has no random number generator: add it to a network", ((PetscObject)l)->name);
-  {
-    const PetscScalar scale = 1.0 / (1.0 - d->rate);
-    for (PetscInt i = 0; i < N; i++) {
-      d->mask[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
-      y[i]       = x[i] * d->mask[i];
-    }
-  }
-  PetscCall(PetscLogFlops((PetscLogDouble)N));
-  PetscFunctionReturn(0);
-}
-
 /* one uniform number per entry of a sample in training mode (data-parallel training skips the other groups' draws) */
 static PetscErrorCode NNLayerRandomDraws_Dropout(NNLayer l, PetscInt *count)
 {
@@ -70,21 +47,16 @@ static PetscErrorCode NNLayerRandomDraws_Dropout(NNLayer l, PetscInt *count)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerBackward_Dropout(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
-{
-  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
-  PetscInt         N = n * l->localsize;
-
-  PetscFunctionBegin;
-  if (!dx) PetscFunctionReturn(0);
-  if (!d->masked) {
-    if (dx != dy) PetscCall(PetscArraycpy(dx, dy, N));
-    PetscFunctionReturn(0);
-  }
-  for (PetscInt i = 0; i < N; i++) dx[i] = dy[i] * d->mask[i];
-  PetscCall(PetscLogFlops((PetscLogDouble)N));
-  PetscFunctionReturn(0);
-}
+#define NN_REAL   PetscScalar
+#define NN_SUFFIX Double
+#include "dropout_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
+#define NN_REAL   float
+#define NN_SUFFIX Single
+#include "dropout_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
 
 static PetscErrorCode NNLayerDropoutSetRate_Dropout(NNLayer l, PetscReal p)
 {
@@ -147,8 +119,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
   l->data                = d;
   l->ops->setup          = NNLayerSetUp_Dropout;
   l->ops->reset          = NNLayerReset_Dropout;
-  l->ops->forward        = NNLayerForward_Dropout;
-  l->ops->backward       = NNLayerBackward_Dropout;
+  l->ops->forward        = NNDropoutForwardDouble;
+  l->ops->backward       = NNDropoutBackwardDouble;
+  l->ops->forwardsingle  = NNDropoutForwardSingle;
+  l->ops->backwardsingle = NNDropoutBackwardSingle;
   l->ops->randomdraws    = NNLayerRandomDraws_Dropout;
   l->ops->setfromoptions = NNLayerSetFromOptions_Dropout;
   l->ops->view           = NNLayerView_Dropout;

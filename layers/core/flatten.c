@@ -14,19 +14,22 @@ static PetscErrorCode NNLayerSetUp_Flatten(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerForward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscArraycpy(y, x, n * l->localsize));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNLayerBackward_Flatten(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
-{
-  PetscFunctionBegin;
-  if (dx) PetscCall(PetscArraycpy(dx, dy, n * l->localsize));
-  PetscFunctionReturn(0);
-}
+/* the copies serve both precisions: PetscArraycpy() copies sizeof(*x) bytes an entry */
+#define NN_FLATTEN_PASSES(suffix, real) \
+  static PetscErrorCode NNFlattenForward##suffix(NNLayer l, PetscInt n, const real *x, real *y) \
+  { \
+    PetscFunctionBegin; \
+    PetscCall(PetscArraycpy(y, x, n * l->localsize)); \
+    PetscFunctionReturn(0); \
+  } \
+  static PetscErrorCode NNFlattenBackward##suffix(NNLayer l, PetscInt n, const real *x PETSC_UNUSED, const real *y PETSC_UNUSED, const real *dy, real *dx) \
+  { \
+    PetscFunctionBegin; \
+    if (dx) PetscCall(PetscArraycpy(dx, dy, n * l->localsize)); \
+    PetscFunctionReturn(0); \
+  }
+NN_FLATTEN_PASSES(Double, PetscScalar)
+NN_FLATTEN_PASSES(Single, float)
 
 /*MC
    NNLAYERFLATTEN - "flatten": turns (C,H,W) samples into 1-d feature vectors
@@ -36,8 +39,10 @@ M*/
 PETSC_INTERN PetscErrorCode NNLayerCreate_Flatten(NNLayer l)
 {
   PetscFunctionBegin;
-  l->ops->setup    = NNLayerSetUp_Flatten;
-  l->ops->forward  = NNLayerForward_Flatten;
-  l->ops->backward = NNLayerBackward_Flatten;
+  l->ops->setup          = NNLayerSetUp_Flatten;
+  l->ops->forward        = NNFlattenForwardDouble;
+  l->ops->backward       = NNFlattenBackwardDouble;
+  l->ops->forwardsingle  = NNFlattenForwardSingle;
+  l->ops->backwardsingle = NNFlattenBackwardSingle;
   PetscFunctionReturn(0);
 }

@@ -68,6 +68,12 @@ struct _NNLayerOps {
   PetscErrorCode (*forwardmulti)(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[]);
   PetscErrorCode (*backwardmulti)(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[], Vec[], Vec[]);
   PetscErrorCode (*createoutputvecs)(NNLayer, Vec[]);
+  /* optional single-precision passes (-nn_precision single): forward and backward as above on float activations,
+     with the float working copy of the parameters l->stheta, ADDING the parameter gradient into the float
+     l->sdtheta. A type without them runs in single precision through its double passes on activations
+     converted at its boundaries (src/layer/interface/layersingle.c). */
+  PetscErrorCode (*forwardsingle)(NNLayer, PetscInt, const float *, float *);
+  PetscErrorCode (*backwardsingle)(NNLayer, PetscInt, const float *, const float *, const float *, float *);
 };
 
 struct _p_NNLayer {
@@ -103,6 +109,8 @@ struct _p_NNLayer {
   PetscScalar       *dtheta; /* valid during backward */
   const PetscScalar *theta;  /* valid during forward and backward */
   PetscScalar       *buf;    /* valid during forward and backward */
+  const float       *stheta;  /* single precision: this layer's slice of the float working copy of the parameters */
+  float             *sdtheta; /* and of the float gradient (valid during single-precision passes) */
   /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
      pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
      NNLayerSetUp() and NNLayerSetInputDM(); the layer then gets n = nbatch slots) */
@@ -132,6 +140,11 @@ struct _p_NNLayer {
 };
 
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
+/* single precision (src/layer/interface/layersingle.c) */
+PETSC_INTERN PetscBool      NNLayerHasSinglePasses(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerArraySamples(NNLayer, Vec, PetscInt *);
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle(NNLayer, PetscInt, Vec, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle(NNLayer, PetscInt, Vec, const float *, const float *, const float *, float *);
 /* multi-input/multi-output layers (src/layer/interface/layermulti.c) */
 PETSC_INTERN PetscErrorCode NNLayerSetUpMulti(NNLayer, PetscInt, const NNShape[], const char *const[]);
 PETSC_INTERN PetscErrorCode NNLayerCreateOutputVecsMulti(NNLayer, const DM[], Vec[]);

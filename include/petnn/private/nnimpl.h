@@ -179,6 +179,17 @@ struct _p_NN {
   PetscInt  nact;               /* number of activation Vecs (nlayers + 1 at the last set up) */
   Vec      *act;                /* act[0] input, act[i+1] output of layer i */
   Vec      *dact;               /* gradients of the activations */
+  /* single precision (-nn_precision single, src/nn/interface/nnprecision.c): float copies of the activations and
+     their gradients beside act[] and dact[] (which hold the double values at boundaries: the input, the loss,
+     layers without single-precision passes), the float working copy of the parameters, and a float gradient */
+  struct {
+    NNPrecision      type;
+    float          **act, **dact;  /* [nact] */
+    PetscInt        *len;          /* [nact] local entries of act[i] */
+    float           *theta, *dtheta;
+    PetscObjectState thetastate;   /* of the parameter Vec when theta was copied from it */
+    PetscBool        thetavalid;
+  } prec;
   struct {
     DM  indm;     /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */
     Vec tspatial; /* targets cut to a spatial output's layout */
@@ -216,6 +227,13 @@ struct _p_NN {
 PETSC_INTERN PetscErrorCode NNSetBackwardCallbacks(NN, const NNBackwardCallbacks *); /* NULL: none */
 PETSC_INTERN PetscErrorCode NNSetRandomShard(NN, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerGetRandomDraws(NNLayer, PetscInt *);
+
+/* single precision (src/nn/interface/nnprecision.c) */
+PETSC_INTERN PetscErrorCode NNPrecisionSetUp(NN);
+PETSC_INTERN PetscErrorCode NNPrecisionReset(NN);
+PETSC_INTERN PetscErrorCode NNPrecisionView(NN, PetscViewer);
+PETSC_INTERN PetscErrorCode NNSingleForwardLayers(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNSingleBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 
 /* graph networks (src/nn/interface/nngraph.c) */
 PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);

@@ -4,7 +4,7 @@
 /* Array-level passes on a spatial (DMDA) activation (pointwise layers only) run on the rank's whole
    local array: nbatch slots of l->localsize entries each, laid out at set-up (NNLayerSetUpLocalSize()).
    A layer run outside a network, whose input layout was never recorded, takes x's on first use. */
-static PetscErrorCode NNLayerArraySamples(NNLayer l, Vec x, PetscInt *n)
+PetscErrorCode NNLayerArraySamples(NNLayer l, Vec x, PetscInt *n)
 {
   DM       dm = NULL;
   PetscInt m;

@@ -324,6 +324,7 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
 .  -nn_input_shape <d0,d1,..> - shape of one input sample
 .  -nn_loss <cross_entropy,mse,l1,huber,rel_l2,bce_with_logits> - loss
 .  -nn_batch_size <n> - minibatch size
+.  -nn_precision <double,single> - precision of the activations and their gradients (`NNSetPrecision()`)
 -  -nn_seed <s> - random seed
 
    Notes:
@@ -340,6 +341,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscInt   nnames = 256, shape[NN_MAX_DIM], nshape = NN_MAX_DIM;
   PetscBool  flg;
   PetscInt   seed = (PetscInt)net->init.seed;
+  NNPrecision prec;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -370,6 +372,8 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCheck(net->nbatch > 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "-nn_batch_size %" PetscInt_FMT " must be positive", net->nbatch);
   PetscCall(PetscOptionsInt("-nn_seed", "Random seed", "NNSetSeed", seed, &seed, &flg));
   if (flg) PetscCall(NNSetSeed(net, seed));
+  PetscCall(PetscOptionsEnum("-nn_precision", "Precision of the activations and their gradients (parameters stay double)", "NNSetPrecision", NNPrecisions, (PetscEnum)net->prec.type, (PetscEnum *)&prec, &flg));
+  if (flg) PetscCall(NNSetPrecision(net, prec));
   PetscCall(PetscOptionsBool("-nn_pool_before_activation", "Run max pooling before the ReLU in front of it (same result, fewer entries)", "NNSetPoolBeforeActivation", net->reorder.poolfirst, &net->reorder.poolfirst, NULL));
   { /* listed for -help here; NNSpectralViewFromOptions() reads them after training */
     PetscBool on = PETSC_FALSE;
@@ -527,6 +531,7 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
     }
   }
   PetscCall(NNParallelView(net, viewer));
+  if (net->prec.type != NN_PRECISION_DOUBLE) PetscCall(NNPrecisionView(net, viewer)); /* double, the default, goes unsaid */
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
   PetscCall(NNViewReordering(net, viewer));
   PetscCall(NNGraphView(net, viewer));
@@ -536,7 +541,8 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &npmax, 1, MPIU_INT, MPI_MAX, NNGetLayerComm(net)));
       PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT ", partitioned: at most %" PetscInt_FMT " on a rank (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", net->part.np, npmax, npmax * sizeof(PetscScalar) / 1e6, net->part.nb));
     } else PetscCall(PetscViewerASCIIPrintf(viewer, "parameters: %" PetscInt_FMT " (%.3g MB, gradient the same), buffers: %" PetscInt_FMT "\n", np, np * sizeof(PetscScalar) / 1e6, nb));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
+    if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB, their float copies %.3g MB\n", nact * sizeof(PetscScalar) / 1e6, nact * sizeof(float) / 1e6));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "activations and their gradients: %.3g MB\n", nact * sizeof(PetscScalar) / 1e6));
   }
   if (net->trainer) PetscCall(PetscObjectView((PetscObject)net->trainer, viewer)); /* NNTrainerView(): the optimizer, schedule, checkpoints */
   PetscCall(PetscViewerASCIIPopTab(viewer));

@@ -71,6 +71,10 @@ static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
     PetscCall(NNGraphForward(net, n, x));
     PetscFunctionReturn(0);
   }
+  if (net->prec.type == NN_PRECISION_SINGLE) {
+    PetscCall(NNSingleForwardLayers(net, n, x)); /* src/nn/interface/nnprecision.c */
+    PetscFunctionReturn(0);
+  }
   for (PetscInt i = 0; i < net->nlayers; i++) {
     PetscInt draws = 0;
     if (shard) PetscCall(NNLayerGetRandomDraws(net->layers[i], &draws));
@@ -136,7 +140,8 @@ static PetscErrorCode NNSequentialBackward(NN net, PetscInt n, Vec x0, Vec dx0, 
     PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
     if (np) needdx = PETSC_TRUE;
   }
-  for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
+  if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(NNSingleBackward(net, n, x0, dx0, dtheta, need));
+  else for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
     PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
     if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
   }

@@ -8,6 +8,7 @@
 PetscErrorCode NNDestroyActivationVecs(NN net)
 {
   PetscFunctionBegin;
+  PetscCall(NNPrecisionReset(net)); /* their float copies (single precision) */
   for (PetscInt i = 0; i < net->nact; i++) {
     if (net->act) PetscCall(VecDestroy(&net->act[i]));
     if (net->dact) PetscCall(VecDestroy(&net->dact[i]));
@@ -239,6 +240,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
     PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
   }
+  PetscCall(NNPrecisionSetUp(net)); /* float copies of the activations (-nn_precision single) */
   if (net->init.reinit) net->init.count++; /* the trainer's optimizer state and restart cursor start over (NNGetTrainerCursor()) */
   net->init.reinit      = PETSC_FALSE;
   net->setupcalled = PETSC_TRUE;

@@ -1,0 +1,35 @@
+/* The replicated dense layer's passes for one precision. dense.c includes this file twice: with NN_REAL double,
+   NN_GEMM cblas_dgemm and NN_SUFFIX Double (its passes), and with float, cblas_sgemm and Single
+   (-nn_precision single), so the two precisions run the same code. W is the layer's parameter slice
+   (weight [out][in], then bias [out]), dW its gradient slice. */
+static PetscErrorCode PetscConcat(NNDenseForward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *W, const NN_REAL *x, NN_REAL *y)
+{
+  NNLayer_Dense *d  = (NNLayer_Dense *)l->data;
+  PetscInt       in = l->inshape.dim[0], out = d->units;
+  const NN_REAL *b  = W + out * in;
+
+  PetscFunctionBegin;
+  if (d->bias) {
+    for (PetscInt s = 0; s < n; s++) PetscCall(PetscArraycpy(y + s * out, b, out));
+  }
+  NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0, x, in, W, in, d->bias ? 1.0 : 0.0, y, out);
+  PetscCall(PetscLogFlops(2.0 * n * out * in));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PetscConcat(NNDenseBackward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *W, NN_REAL *dW, const NN_REAL *x, const NN_REAL *dy, NN_REAL *dx)
+{
+  NNLayer_Dense *d  = (NNLayer_Dense *)l->data;
+  PetscInt       in = l->inshape.dim[0], out = d->units;
+  NN_REAL       *db = dW + out * in;
+
+  PetscFunctionBegin;
+  if (dx) NN_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0, dy, out, W, in, 0.0, dx, in);
+  NN_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0, dy, out, x, in, 1.0, dW, in);
+  if (d->bias) {
+    for (PetscInt s = 0; s < n; s++)
+      for (PetscInt o = 0; o < out; o++) db[o] += dy[s * out + o];
+  }
+  PetscCall(PetscLogFlops(2.0 * n * out * in * (dx ? 2 : 1)));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,41 @@
+/* Dropout's passes for one precision: dropout.c includes this file with NN_REAL double and NN_SUFFIX Double (its
+   passes) and with float and Single (-nn_precision single); the mask is drawn and kept in double either way, so
+   both precisions drop the same entries. */
+static PetscErrorCode PetscConcat(NNDropoutForward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *x, NN_REAL *y)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+  PetscInt         N = n * l->localsize;
+
+  PetscFunctionBegin;
+  d->masked = (PetscBool)(l->training && d->rate > 0);
+  if (!d->masked) {
+    if (y != x) PetscCall(PetscArraycpy(y, x, N));
+    PetscFunctionReturn(0);
+  }
+  PetscCheck(l->rng, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Dropout layer %s has no random number generator: add it to a network", ((PetscObject)l)->name);
+  {
+    const PetscScalar scale = 1.0 / (1.0 - d->rate);
+    for (PetscInt i = 0; i < N; i++) {
+      d->mask[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
+      y[i]       = (NN_REAL)(x[i] * d->mask[i]);
+    }
+  }
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode PetscConcat(NNDropoutBackward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *x PETSC_UNUSED, const NN_REAL *y PETSC_UNUSED, const NN_REAL *dy, NN_REAL *dx)
+{
+  NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
+  PetscInt         N = n * l->localsize;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  if (!d->masked) {
+    if (dx != dy) PetscCall(PetscArraycpy(dx, dy, N));
+    PetscFunctionReturn(0);
+  }
+  for (PetscInt i = 0; i < N; i++) dx[i] = (NN_REAL)(dy[i] * d->mask[i]);
+  PetscCall(PetscLogFlops((PetscLogDouble)N));
+  PetscFunctionReturn(0);
+}

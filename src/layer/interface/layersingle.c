@@ -1,0 +1,44 @@
+/* NNLayer passes in single precision (-nn_precision single, src/nn/interface/nnprecision.c): the type's float
+   passes on the network's float activations. The network runs a layer without them through NNLayerForward()
+   and NNLayerBackward() on double activations converted at its boundaries. */
+#include <petnn/private/nnimpl.h>
+
+/* the layer runs its own float passes: its type has them and its parameters are whole (partitioned and
+   sharded layers exchange double pieces over their ranks, so they take the double passes) */
+PetscBool NNLayerHasSinglePasses(NNLayer l)
+{
+  return (PetscBool)(l->ops->forwardsingle && l->ops->backwardsingle && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
+}
+
+/*
+   NNLayerForwardSingle - NNLayerForward() on float activations: xs (the input, laid out as the Vec x) to ys
+*/
+PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *xs, float *ys)
+{
+  PetscLogEvent fwd, bwd;
+
+  PetscFunctionBegin;
+  PetscCheck(NNLayerHasSinglePasses(l), PetscObjectComm((PetscObject)l), PETSC_ERR_PLIB, "Layer %s (%s) has no single-precision passes", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
+  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscCall(NNLayerArraySamples(l, x, &n)); /* all batch slots of a spatial activation */
+  PetscUseTypeMethod(l, forwardsingle, n, xs, ys);
+  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNLayerBackwardSingle - NNLayerBackward() on float activations; the parameter gradient is ADDED into l->sdtheta
+*/
+PetscErrorCode NNLayerBackwardSingle(NNLayer l, PetscInt n, Vec x, const float *xs, const float *ys, const float *dys, float *dxs)
+{
+  PetscLogEvent fwd, bwd;
+
+  PetscFunctionBegin;
+  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscCall(NNLayerArraySamples(l, x, &n));
+  PetscUseTypeMethod(l, backwardsingle, n, xs, ys, dys, dxs);
+  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscFunctionReturn(0);
+}

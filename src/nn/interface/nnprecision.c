@@ -1,0 +1,320 @@
+/*
+   Single precision (-nn_precision single): the precision is a property of the activations, not a fork of the
+   network. The network keeps a float copy of every activation and activation gradient beside act[] and dact[],
+   and a float working copy of the parameters, refreshed whenever the parameter Vec changed. Layer types with
+   single-precision passes (ops forwardsingle/backwardsingle) run on the float arrays; the others run their
+   double passes on the double Vecs, converted from float at their input and rounded to float at their output,
+   so every activation a layer hands on holds float values either way. The master parameters, the gradient
+   Vec, the optimizer state, checkpoints and TAO stay double: a float layer's parameter gradient is added into
+   the double gradient as soon as the layer is done (the data-parallel reducers then sum it as before), and
+   the loss is evaluated in double on the output converted back.
+*/
+#include <petnn/private/nnimpl.h>
+
+const char *const NNPrecisions[] = {"double", "single", "NNPrecision", "NN_PRECISION_", NULL};
+
+/*@
+   NNSetPrecision - sets the precision the network computes its activations and their gradients in
+
+   Logically Collective
+
+   Input Parameters:
++  net - the network
+-  prec - `NN_PRECISION_DOUBLE` (the default) or `NN_PRECISION_SINGLE`
+
+   Options Database Key:
+.  -nn_precision <double,single> - the precision
+
+   Notes:
+   In single precision the activations, their gradients and a working copy of the parameters are float;
+   GEMMs go through sgemm. The parameters themselves, their gradient (`NNGetGradient()`), the optimizer
+   state, checkpoints and TAO stay in the double Vecs, so checkpoints load in either precision and in
+   PyTorch. Losses are evaluated in double. Layer types without single-precision passes of their own run
+   their double passes on activations converted at their boundaries; `NNView()` lists which layers do.
+   Graph networks (`NNTYPEGRAPH`) compute in double only for now.
+
+   Level: intermediate
+
+.seealso: `NNGetPrecision()`, `NNView()`
+@*/
+PetscErrorCode NNSetPrecision(NN net, NNPrecision prec)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(net, prec, 2);
+  PetscCheck(prec == NN_PRECISION_DOUBLE || prec == NN_PRECISION_SINGLE, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Unknown precision %d: valid are double and single", (int)prec);
+  if (net->prec.type != prec) net->setupcalled = PETSC_FALSE;
+  net->prec.type = prec;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetPrecision - gets the precision set with `NNSetPrecision()`
+
+   Not Collective
+
+   Level: intermediate
+
+.seealso: `NNSetPrecision()`
+@*/
+PetscErrorCode NNGetPrecision(NN net, NNPrecision *prec)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidPointer(prec, 2);
+  *prec = net->prec.type;
+  PetscFunctionReturn(0);
+}
+
+/* frees the float arrays (NNSetUp() remakes them; NNDestroy()) */
+PetscErrorCode NNPrecisionReset(NN net)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nact && net->prec.act; i++) {
+    PetscCall(PetscFree(net->prec.act[i]));
+    PetscCall(PetscFree(net->prec.dact[i]));
+  }
+  PetscCall(PetscFree(net->prec.act));
+  PetscCall(PetscFree(net->prec.dact));
+  PetscCall(PetscFree(net->prec.len));
+  PetscCall(PetscFree(net->prec.theta));
+  PetscCall(PetscFree(net->prec.dtheta));
+  net->prec.thetavalid = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* after NNSetUp() made the activation Vecs: the float copies beside them */
+PetscErrorCode NNPrecisionSetUp(NN net)
+{
+  PetscInt np, maxp = 0;
+
+  PetscFunctionBegin;
+  if (net->prec.type == NN_PRECISION_DOUBLE) PetscFunctionReturn(0);
+  PetscCheck(!net->graph.on, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "-nn_precision single is not available for graph networks (-nn_type graph) yet: use -nn_precision double");
+  PetscCall(PetscCalloc1(net->nact, &net->prec.act));
+  PetscCall(PetscCalloc1(net->nact, &net->prec.dact));
+  PetscCall(PetscCalloc1(net->nact, &net->prec.len));
+  for (PetscInt i = 0; i < net->nact; i++) {
+    PetscCall(VecGetLocalSize(net->act[i], &net->prec.len[i]));
+    PetscCall(PetscMalloc1(net->prec.len[i], &net->prec.act[i]));
+    PetscCall(PetscMalloc1(net->prec.len[i], &net->prec.dact[i]));
+  }
+  PetscCall(VecGetLocalSize(net->theta, &np));
+  PetscCall(PetscMalloc1(np, &net->prec.theta));
+  for (PetscInt i = 0; i < net->nlayers; i++) maxp = PetscMax(maxp, net->layers[i]->nparam);
+  PetscCall(PetscMalloc1(maxp, &net->prec.dtheta));
+  net->prec.thetavalid = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* one line of NNView(): the precision and, in single, which layers run their own float passes */
+PetscErrorCode NNPrecisionView(NN net, PetscViewer v)
+{
+  char     native[1024] = "", converted[1024] = "";
+  PetscInt nn = 0, nc = 0;
+
+  PetscFunctionBegin;
+  if (net->prec.type == NN_PRECISION_DOUBLE) {
+    PetscCall(PetscViewerASCIIPrintf(v, "precision: double\n"));
+    PetscFunctionReturn(0);
+  }
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer   l   = net->layers[i];
+    PetscBool own = NNLayerHasSinglePasses(l);
+    char     *s   = own ? native : converted;
+    if (own ? nn++ : nc++) PetscCall(PetscStrlcat(s, ", ", 1024));
+    PetscCall(PetscStrlcat(s, ((PetscObject)l)->name, 1024));
+  }
+  PetscCall(PetscViewerASCIIPrintf(v, "precision: single (activations, their gradients and a parameter copy in float; parameters, optimizer state, checkpoints in double)\n"));
+  PetscCall(PetscViewerASCIIPushTab(v));
+  PetscCall(PetscViewerASCIIPrintf(v, "float passes: %s\n", nn ? native : "none"));
+  PetscCall(PetscViewerASCIIPrintf(v, "double passes on converted activations: %s\n", nc ? converted : "none"));
+  PetscCall(PetscViewerASCIIPopTab(v));
+  PetscFunctionReturn(0);
+}
+
+static inline void NNToFloat(PetscInt m, const PetscScalar *a, float *s)
+{
+  for (PetscInt k = 0; k < m; k++) s[k] = (float)a[k];
+}
+
+static inline void NNToDouble(PetscInt m, const float *s, PetscScalar *a)
+{
+  for (PetscInt k = 0; k < m; k++) a[k] = s[k];
+}
+
+/* rounds a double activation to float in place and keeps the float copy */
+static PetscErrorCode NNRoundVec(PetscInt m, Vec x, float *s)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt k = 0; k < m; k++) {
+    s[k] = (float)a[k];
+    a[k] = s[k];
+  }
+  PetscCall(VecRestoreArray(x, &a));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNVecToFloat(PetscInt m, Vec x, float *s)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &a));
+  NNToFloat(m, a, s);
+  PetscCall(VecRestoreArrayRead(x, &a));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNFloatToVec(PetscInt m, const float *s, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWrite(x, &a));
+  NNToDouble(m, s, a);
+  PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(0);
+}
+
+/* the entries of activation i a pass over n samples uses: n samples of a sequential batch, all local
+   entries of a spatial (DMDA) one, whose pointwise layers run over every batch slot */
+static PetscErrorCode NNSingleLength(NN net, PetscInt i, PetscInt n, Vec x, PetscInt *m)
+{
+  DM dm;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(x, &dm));
+  *m = dm ? net->prec.len[i] : n * (net->prec.len[i] / net->nbatch);
+  PetscFunctionReturn(0);
+}
+
+/* the float parameter copy, refreshed when the parameter Vec changed since the last copy */
+static PetscErrorCode NNSingleParameters(NN net)
+{
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)net->theta, &state));
+  if (!net->prec.thetavalid || state != net->prec.thetastate) {
+    PetscInt np;
+    PetscCall(VecGetLocalSize(net->theta, &np));
+    PetscCall(NNVecToFloat(np, net->theta, net->prec.theta));
+    PetscCall(PetscObjectStateGet((PetscObject)net->theta, &net->prec.thetastate));
+    net->prec.thetavalid = PETSC_TRUE;
+  }
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    net->layers[i]->stheta  = net->prec.theta + net->layers[i]->poff;
+    net->layers[i]->sdtheta = net->prec.dtheta;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* layer i of a sequential network in single precision; x0 is the (staged, double) network input */
+static PetscErrorCode NNSingleForwardLayer(NN net, PetscInt i, PetscInt n, Vec x0)
+{
+  NNLayer l = net->layers[i];
+  Vec     x = i ? net->act[i] : x0;
+  PetscInt m = 0;
+
+  PetscFunctionBegin;
+  if (NNLayerHasSinglePasses(l)) {
+    PetscCall(NNLayerForwardSingle(l, n, x, net->prec.act[i], net->prec.act[i + 1]));
+    PetscFunctionReturn(0);
+  }
+  if (i && NNLayerHasSinglePasses(net->layers[i - 1])) { /* the input exists in float only */
+    PetscCall(NNSingleLength(net, i, n, x, &m));
+    PetscCall(NNFloatToVec(m, net->prec.act[i], x));
+  }
+  PetscCall(NNLayerForward(l, n, x, net->act[i + 1]));
+  PetscCall(NNSingleLength(net, i + 1, n, net->act[i + 1], &m));
+  PetscCall(NNRoundVec(m, net->act[i + 1], net->prec.act[i + 1]));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNSingleForwardLayers - the forward pass of a sequential network in single precision, the parameter arrays
+   distributed; the output is left in act[nlayers] (double, float values) for the loss and the caller
+*/
+PetscErrorCode NNSingleForwardLayers(NN net, PetscInt n, Vec x0)
+{
+  PetscBool shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
+  PetscInt  m = 0, L = net->nlayers;
+
+  PetscFunctionBegin;
+  PetscCall(NNSingleParameters(net));
+  PetscCall(NNSingleLength(net, 0, n, x0, &m));
+  PetscCall(NNVecToFloat(m, x0, net->prec.act[0]));
+  for (PetscInt i = 0; i < L; i++) {
+    PetscInt draws = 0;
+    if (shard) PetscCall(NNLayerGetRandomDraws(net->layers[i], &draws));
+    NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[0] * draws);
+    PetscCall(NNSingleForwardLayer(net, i, n, x0));
+    NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
+  }
+  if (NNLayerHasSinglePasses(net->layers[L - 1])) {
+    PetscCall(NNSingleLength(net, L, n, net->act[L], &m));
+    PetscCall(NNFloatToVec(m, net->prec.act[L], net->act[L]));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* adds a float layer's parameter gradient into its slice of the double gradient */
+static PetscErrorCode NNSingleAddGradient(NNLayer l, PetscScalar *dtheta)
+{
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < l->nparam; k++) dtheta[l->poff + k] += l->sdtheta[k];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNSingleBackwardLayer(NN net, PetscInt i, PetscInt n, Vec x0, Vec dx0, PetscBool need, PetscScalar *dtheta)
+{
+  NNLayer  l = net->layers[i];
+  Vec      x = i ? net->act[i] : x0, dx = need ? (i ? net->dact[i] : dx0) : NULL;
+  PetscInt m = 0;
+
+  PetscFunctionBegin;
+  if (NNLayerHasSinglePasses(l)) {
+    PetscCall(PetscArrayzero(l->sdtheta, l->nparam));
+    PetscCall(NNLayerBackwardSingle(l, n, x, net->prec.act[i], net->prec.act[i + 1], net->prec.dact[i + 1], need ? net->prec.dact[i] : NULL));
+    PetscCall(NNSingleAddGradient(l, dtheta));
+    if (need && !i) { /* the network input's gradient is double */
+      PetscCall(NNSingleLength(net, 0, n, dx0, &m));
+      PetscCall(NNFloatToVec(m, net->prec.dact[0], dx0));
+    }
+    PetscFunctionReturn(0);
+  }
+  if (i + 1 < net->nlayers && NNLayerHasSinglePasses(net->layers[i + 1])) { /* the output gradient exists in float only */
+    PetscCall(NNSingleLength(net, i + 1, n, net->dact[i + 1], &m));
+    PetscCall(NNFloatToVec(m, net->prec.dact[i + 1], net->dact[i + 1]));
+  }
+  PetscCall(NNLayerBackward(l, n, x, net->act[i + 1], net->dact[i + 1], dx));
+  if (dx && i) {
+    PetscCall(NNSingleLength(net, i, n, dx, &m));
+    PetscCall(NNRoundVec(m, dx, net->prec.dact[i]));
+  }
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNSingleBackward - the backward pass of a sequential network in single precision from the loss gradient
+   dact[nlayers] (double) down to dx0 (NULL: not needed), calling layerdone after each layer as the double pass
+   does; need[i]: layer i computes its input gradient
+*/
+PetscErrorCode NNSingleBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar *dtheta, PetscBool need[])
+{
+  NNBackwardCallbacks *cb = &net->pass.backward;
+  PetscInt             L  = net->nlayers, m = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNSingleLength(net, L, n, net->dact[L], &m));
+  PetscCall(NNRoundVec(m, net->dact[L], net->prec.dact[L]));
+  for (PetscInt i = L - 1; i >= 0; i--) {
+    PetscCall(NNSingleBackwardLayer(net, i, n, x0, dx0, need[i], dtheta));
+    if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
+  }
+  PetscFunctionReturn(0);
+}

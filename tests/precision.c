@@ -1,0 +1,309 @@
+static char help[] = "Single precision (-nn_precision single) against double, layer type by layer type.\n\n"
+                     "Each case builds a small network from options, runs one batch in double, then the same\n"
+                     "weights, data, dropout masks and buffers in single precision, and compares the loss, the\n"
+                     "output, the input gradient and the parameter gradient (relative 2-norm differences), then\n"
+                     "checks the single-precision gradient against finite differences and that going back to\n"
+                     "double gives the first results bitwise.\n\n"
+                     "  -tol <1e-5>      single vs double tolerance\n"
+                     "  -fd_tol <1e-3>   single-precision finite-difference tolerance\n"
+                     "  -cases <regex>   only the cases whose label contains this string\n"
+                     "  -print_errors    print the measured differences (not stable output)\n\n";
+
+#include <petnn/private/nnimpl.h>
+
+#define NBATCH 5
+
+typedef struct {
+  PetscRandom rand;
+  PetscReal   tol, fdtol;
+  PetscBool   print_errors;
+  char        only[64];
+} Ctx;
+
+typedef struct {
+  const char *label;
+  const char *opts;     /* network options, each option name without the case's prefix */
+  PetscBool   training; /* dropout masks, batch statistics */
+  PetscBool   kinkfree; /* inputs at least 0.2 away from 0 (ReLU kinks at the input) */
+  PetscBool   fd;       /* finite-difference check in single precision */
+} Case;
+
+/* every option of opts gets the prefix, so each case's layers have their own names */
+static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
+{
+  char   buf[4096], *p = buf;
+  size_t len;
+
+  PetscFunctionBegin;
+  for (const char *s = opts; *s; s++) {
+    if (*s == '-' && (s == opts || s[-1] == ' ') && !(s[1] >= '0' && s[1] <= '9') && s[1] != '.') {
+      PetscCall(PetscSNPrintf(p, sizeof(buf) - (p - buf), "-%s", prefix));
+      PetscCall(PetscStrlen(buf, &len));
+      p = buf + len;
+    } else *p++ = *s;
+    PetscCheck(p < buf + sizeof(buf) - 64, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
+  }
+  *p = 0;
+  PetscCall(PetscOptionsInsertString(NULL, buf));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
+{
+  PetscScalar u;
+
+  PetscFunctionBegin;
+  PetscCall(PetscRandomGetValue(ctx->rand, &u));
+  *v = 2 * PetscRealPart(u) - 1;
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  PetscReal L;
+  Vec       y, dx, g;
+} Result;
+
+/* one NNLossGradient() from the given generator state and buffers; the result's Vecs are copies */
+static PetscErrorCode Run(NN net, Vec x, Vec t, const NNRandom *rng, Vec buf0, Result *r)
+{
+  Vec      buf, g;
+  PetscInt nact;
+  const Vec *act, *dact;
+
+  PetscFunctionBegin;
+  net->rng = *rng;
+  PetscCall(NNGetBuffers(net, &buf));
+  PetscCall(VecCopy(buf0, buf));
+  PetscCall(VecDuplicate(x, &r->dx));
+  PetscCall(NNLossGradient(net, NBATCH, x, t, &r->L, r->dx));
+  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
+  PetscCall(VecDuplicate(act[nact - 1], &r->y));
+  PetscCall(VecCopy(act[nact - 1], r->y));
+  PetscCall(NNGetGradient(net, &g));
+  PetscCall(VecDuplicate(g, &r->g));
+  PetscCall(VecCopy(g, r->g));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ResultDestroy(Result *r)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&r->y));
+  PetscCall(VecDestroy(&r->dx));
+  PetscCall(VecDestroy(&r->g));
+  PetscFunctionReturn(0);
+}
+
+/* ||a - b|| / ||a|| */
+static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
+{
+  Vec       w;
+  PetscReal na, nd;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(a, &w));
+  PetscCall(VecWAXPY(w, -1.0, b, a));
+  PetscCall(VecNorm(w, NORM_2, &nd));
+  PetscCall(VecNorm(a, NORM_2, &na));
+  *d = nd / PetscMax(na, 1e-300);
+  PetscCall(VecDestroy(&w));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
+{
+  const PetscScalar *pa, *pb;
+  PetscInt           n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(a, &n));
+  PetscCall(VecGetArrayRead(a, &pa));
+  PetscCall(VecGetArrayRead(b, &pb));
+  *same = PETSC_TRUE;
+  for (PetscInt i = 0; i < n; i++)
+    if (pa[i] != pb[i]) *same = PETSC_FALSE;
+  PetscCall(VecRestoreArrayRead(a, &pa));
+  PetscCall(VecRestoreArrayRead(b, &pb));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
+{
+  char       prefix[16];
+  NN         net;
+  Vec        x, t, buf, buf0;
+  PetscInt   nx, nt, nout;
+  PetscReal  u = 0, d[4], ep, ex;
+  NNShape    out;
+  NNLossType loss;
+  PetscBool  ce, bce, same[3];
+  NNRandom   rng0;
+  Result     rd, rs, rd2;
+  const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
+
+  PetscFunctionBegin;
+  if (ctx->only[0]) {
+    char *found;
+    PetscCall(PetscStrstr(c->label, ctx->only, &found));
+    if (!found) PetscFunctionReturn(0);
+  }
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
+  PetscCall(InsertPrefixed(prefix, c->opts));
+  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
+  PetscCall(NNSetOptionsPrefix(net, prefix));
+  PetscCall(NNSetBatchSize(net, NBATCH));
+  PetscCall(NNSetFromOptions(net));
+  PetscCall(NNSetUp(net));
+  PetscCall(NNGetLoss(net, &loss));
+  PetscCall(PetscStrcmp(loss, NNLOSSCROSSENTROPY, &ce));
+  PetscCall(PetscStrcmp(loss, NNLOSSBCEWITHLOGITS, &bce));
+  PetscCall(NNGetOutputShape(net, &out));
+  nout = NNShapeSize(&out);
+  PetscCall(NNSetTraining(net, c->training));
+
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(t, &nt));
+  {
+    PetscScalar *a;
+    PetscCall(VecGetArray(x, &a));
+    for (PetscInt i = 0; i < nx; i++) {
+      PetscCall(Uniform(ctx, &u));
+      a[i] = c->kinkfree ? (u >= 0 ? 0.2 + 0.8 * u : -0.2 + 0.8 * u) : u;
+    }
+    PetscCall(VecRestoreArray(x, &a));
+    PetscCall(VecGetArray(t, &a));
+    for (PetscInt i = 0; i < nt; i++) {
+      PetscCall(Uniform(ctx, &u));
+      if (ce) a[i] = (PetscReal)PetscMin(nout - 1, (PetscInt)(0.5 * (u + 1) * nout));
+      else if (bce) a[i] = 0.5 * (u + 1);
+      else a[i] = 0.5 * u;
+    }
+    PetscCall(VecRestoreArray(t, &a));
+  }
+  rng0 = net->rng;
+  PetscCall(NNGetBuffers(net, &buf));
+  PetscCall(VecDuplicate(buf, &buf0));
+  PetscCall(VecCopy(buf, buf0));
+
+  PetscCall(Run(net, x, t, &rng0, buf0, &rd));
+  PetscCall(NNSetPrecision(net, NN_PRECISION_SINGLE));
+  PetscCall(Run(net, x, t, &rng0, buf0, &rs));
+  d[0] = PetscAbsReal(rs.L - rd.L) / PetscMax(PetscAbsReal(rd.L), 1e-300);
+  PetscCall(RelDiff(rd.y, rs.y, &d[1]));
+  PetscCall(RelDiff(rd.dx, rs.dx, &d[2]));
+  PetscCall(RelDiff(rd.g, rs.g, &d[3]));
+  if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single vs double: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
+  for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single vs double %s differ by %g > %g", c->label, what[i], (double)d[i], (double)ctx->tol);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: single vs double <= %g PASSED\n", c->label, (double)ctx->tol));
+
+  if (c->fd) {
+    net->rng = rng0;
+    PetscCall(VecCopy(buf0, buf));
+    PetscCall(NNGradientCheck(net, NBATCH, x, t, ctx->fdtol, &ep, &ex));
+    if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single-precision finite differences: parameters %.2e, inputs %.2e\n", c->label, (double)ep, (double)ex));
+    PetscCheck(ep < ctx->fdtol && ex < ctx->fdtol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single-precision gradient check FAILED: parameters %g, inputs %g, tolerance %g", c->label, (double)ep, (double)ex, (double)ctx->fdtol);
+  }
+
+  /* back to double: the first results exactly (the switch kept the parameters and touched nothing else) */
+  PetscCall(NNSetPrecision(net, NN_PRECISION_DOUBLE));
+  PetscCall(Run(net, x, t, &rng0, buf0, &rd2));
+  PetscCall(Same(rd.y, rd2.y, &same[0]));
+  PetscCall(Same(rd.dx, rd2.dx, &same[1]));
+  PetscCall(Same(rd.g, rd2.g, &same[2]));
+  PetscCheck(rd.L == rd2.L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: double after single differs from double before", c->label);
+
+  PetscCall(ResultDestroy(&rd));
+  PetscCall(ResultDestroy(&rs));
+  PetscCall(ResultDestroy(&rd2));
+  PetscCall(VecDestroy(&buf0));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
+#define MLP(act) "-nn_input_shape 4 -nn_layers fc1,act,fc2 -fc1_type dense -fc1_units 6 -act_type " act " -fc2_type dense -fc2_units 3 -nn_loss mse"
+#define CNN_IN   "-nn_input_shape 2,8,8 -sp_type to_spatial "
+
+static const Case cases[] = {
+  {"dense",                    "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"dense without bias",       "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -fc_bias 0 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"flatten",                  "-nn_input_shape 2,3,4 -nn_layers fl,fc -fl_type flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"relu",                     "-nn_input_shape 6 -nn_layers act,fc -act_type relu -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_TRUE, PETSC_TRUE},
+  {"leaky_relu",               "-nn_input_shape 6 -nn_layers act,fc -act_type leaky_relu -act_slope 0.1 -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_TRUE, PETSC_TRUE},
+  {"tanh",                     MLP("tanh"), PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"sigmoid",                  MLP("sigmoid"), PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"gelu",                     MLP("gelu"), PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"dropout (training mode)",  "-nn_input_shape 4 -nn_layers fc1,drop,fc2 -fc1_type dense -fc1_units 8 -drop_type dropout -drop_rate 0.3 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"batchnorm1d (training mode)", "-nn_input_shape 4 -nn_layers fc1,bn,act,fc2 -fc1_type dense -fc1_units 6 -fc1_bias 0 -bn_type batchnorm1d -act_type tanh -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"batchnorm1d (eval mode)",  "-nn_input_shape 4 -nn_layers fc1,bn,act,fc2 -fc1_type dense -fc1_units 6 -fc1_bias 0 -bn_type batchnorm1d -act_type tanh -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, PETSC_TRUE},
+  {"residual",                 "-nn_input_shape 4 -nn_layers fc1,res,fc2 -fc1_type dense -fc1_units 5 -res_type residual -res_layers fa,ta,fb -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"ode (rk4)",                "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"loss cross_entropy",       "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss cross_entropy", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"loss l1",                  "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss l1", PETSC_TRUE, PETSC_FALSE, PETSC_FALSE},
+  {"loss huber",               "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss huber", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"loss rel_l2",              "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss rel_l2", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"loss bce_with_logits",     "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss bce_with_logits", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d",                   CNN_IN "-nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d stride 2, relu on the DMDA", CNN_IN "-nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_stride 2 -cv_padding 1 -act_type relu -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_FALSE},
+  {"maxpool2d",                CNN_IN "-nn_layers sp,cv,pool,sf,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -pool_type maxpool2d -pool_kernel 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_FALSE},
+  {"avgpool2d",                CNN_IN "-nn_layers sp,pool,sf,fc -pool_type avgpool2d -pool_kernel 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"global_avgpool",           CNN_IN "-nn_layers sp,cv,gp,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"batchnorm2d",              CNN_IN "-nn_layers sp,bn,act,sf,fc -bn_type batchnorm2d -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"upsample",                 CNN_IN "-nn_layers sp,up,sf,fc -up_type upsample -up_scale 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv_transpose2d",         CNN_IN "-nn_layers sp,ct,sf,fc -ct_type conv_transpose2d -ct_filters 2 -ct_kernel 3 -ct_stride 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"group_norm",               CNN_IN "-nn_layers sp,gn,sf,fc -gn_type group_norm -gn_groups 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d on a fully convolutional network (spatial loss)", CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+};
+
+int main(int argc, char **argv)
+{
+  Ctx      ctx;
+  PetscInt seed = 20261126;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  ctx.tol          = 1e-5;
+  ctx.fdtol        = 1e-3; /* central differences in float: about eps^(2/3) = 2.4e-5 times the curvature; measured <= 2.7e-4 */
+  ctx.print_errors = PETSC_FALSE;
+  ctx.only[0]      = 0;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Single vs double precision", NULL);
+  PetscCall(PetscOptionsReal("-tol", "Single vs double tolerance", NULL, ctx.tol, &ctx.tol, NULL));
+  PetscCall(PetscOptionsReal("-fd_tol", "Finite-difference tolerance in single precision", NULL, ctx.fdtol, &ctx.fdtol, NULL));
+  PetscCall(PetscOptionsBool("-print_errors", "Print the measured differences", NULL, ctx.print_errors, &ctx.print_errors, NULL));
+  PetscCall(PetscOptionsString("-cases", "Only the cases whose label contains this string", NULL, ctx.only, ctx.only, sizeof(ctx.only), NULL));
+  PetscOptionsEnd();
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &ctx.rand));
+  PetscCall(PetscRandomSetType(ctx.rand, PETSCRAND48));
+  PetscCall(PetscRandomSetSeed(ctx.rand, (unsigned long)seed));
+  PetscCall(PetscRandomSeed(ctx.rand));
+  for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, (PetscInt)k, &cases[k]));
+  PetscCall(PetscRandomDestroy(&ctx.rand));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      suffix: 1
+      output_file: output/precision.out
+
+   test:
+      suffix: 2
+      nsize: 2
+      output_file: output/precision.out
+
+   test:
+      suffix: 3
+      nsize: 3
+      output_file: output/precision.out
+
+   test:
+      suffix: 4
+      nsize: 4
+      output_file: output/precision.out
+
+TEST*/
