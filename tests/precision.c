@@ -255,6 +255,10 @@ static const Case cases[] = {
   {"upsample",                 CNN_IN "-nn_layers sp,up,sf,fc -up_type upsample -up_scale 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
   {"conv_transpose2d",         CNN_IN "-nn_layers sp,ct,sf,fc -ct_type conv_transpose2d -ct_filters 2 -ct_kernel 3 -ct_stride 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
   {"group_norm",               CNN_IN "-nn_layers sp,gn,sf,fc -gn_type group_norm -gn_groups 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d 16 channels (Winograd in double)", "-nn_input_shape 16,8,8 -sp_type to_spatial -nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 3 -cv_padding 1 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d groups 2, dilation 2", "-nn_input_shape 4,8,8 -sp_type to_spatial -nn_layers sp,cv,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 3 -cv_groups 2 -cv_dilation 2 -cv_padding 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv2d periodic",          CNN_IN "-nn_layers sp,cv,sf,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_periodic -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
+  {"conv3d",                   "-nn_input_shape 2,4,4,4 -sp_type to_spatial -nn_layers sp,cv,sf,fc -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
   {"conv2d on a fully convolutional network (spatial loss)", CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE},
 };
 

@@ -120,6 +120,7 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   PetscCall(PetscFree3(d->U, d->dU, d->wwork));
   PetscCall(NNConvWinogradDestroy(&d->g));
   PetscCall(NNConvPartReset(l));
+  PetscCall(NNConvSingleReset(l));
   PetscFunctionReturn(0);
 }
 
@@ -156,7 +157,7 @@ static PetscErrorCode NNConvChooseAlgorithm(NNLayer l)
     g->rows = d->tilerows > 0 ? d->tilerows : 32;
   } else {
     g->alg  = NN_CONV_IM2COL;
-    g->rows = d->tilerows > 0 ? d->tilerows : PetscMin(1024, PetscMax(1, 65536 / g->Ka));
+    g->rows = d->tilerows > 0 ? d->tilerows : NNConvIm2colDefaultRows(g->Ka);
   }
   PetscFunctionReturn(0);
 }
@@ -238,13 +239,7 @@ static PetscErrorCode NNLayerForwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec y
   PetscCall(NNConvCheckReady(l));
   g.ns = n;
   b    = l->theta + g.Cout * g.K;
-  /* Wp: group blocks of Ka x Og, Wp[grp][(t,c)][o] = W[grp*Og+o][c][t], then the row of biases */
-  for (PetscInt grp = 0; grp < g.G; grp++)
-    for (PetscInt o = 0; o < g.Og; o++) {
-      for (PetscInt c = 0; c < g.Cg; c++)
-        for (PetscInt t = 0; t < g.ntap; t++) d->Wp[(grp * g.Ka + t * g.Cg + c) * g.Og + o] = W[((grp * g.Og + o) * g.Cg + c) * g.ntap + t];
-      if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
-    }
+  NNConvPackWeights(&g, W, b, d->Wp);
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
   PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
@@ -314,12 +309,7 @@ static PetscErrorCode NNLayerBackwardVec_Conv(NNLayer l, PetscInt n, Vec x, Vec 
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
   if (dxa) PetscCall(NNConvPartGatherInputGradient(l, dxa));
   if (g.alg == NN_CONV_WINOGRAD) PetscCall(NNConvWinogradWeightGradient(&g, d->dU, d->dWp, d->wwork, &wflops));
-  for (PetscInt grp = 0; grp < g.G; grp++)
-    for (PetscInt o = 0; o < g.Og; o++) {
-      for (PetscInt c = 0; c < g.Cg; c++)
-        for (PetscInt t = 0; t < g.ntap; t++) d->grad[((grp * g.Og + o) * g.Cg + c) * g.ntap + t] = d->dWp[(grp * g.Ka + t * g.Cg + c) * g.Og + o];
-      if (g.bias && g.alg == NN_CONV_IM2COL) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
-    }
+  NNConvUnpackGradient(&g, d->dWp, d->grad, d->grad + g.Cout * g.K, g.alg == NN_CONV_IM2COL);
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&d->h));
@@ -365,6 +355,8 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->initialize      = NNLayerInitialize_Conv;
   l->ops->forwardvec      = NNLayerForwardVec_Conv;
   l->ops->backwardvec     = NNLayerBackwardVec_Conv;
+  l->ops->forwardsingle   = NNLayerForwardSingle_Conv;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_Conv;
   l->ops->createoutputvec = NNLayerCreateOutputVec_Conv;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Conv;
   l->ops->view            = NNLayerView_Conv;

@@ -46,38 +46,76 @@ typedef struct {
   NNConvWinograd  w;                        /* alg == NN_CONV_WINOGRAD */
 } NNConvGeom;
 
-/* what one pass computes */
-typedef struct {
-  const PetscScalar *x;   /* ghosted input (forward and backward) */
-  PetscScalar       *y;   /* forward output (holds the bias or zeros on entry) */
-  const PetscScalar *dy;  /* output gradient */
-  PetscScalar       *dx;  /* ghosted input gradient, added into (NULL: not wanted) */
-  const PetscScalar *Wp;  /* packed weights: group g is a Ka x Og row-major block, rows (tap, channel), then the bias */
-  const PetscScalar *U;   /* Winograd: transformed weights [pos][g][Cg][Og] */
-  PetscScalar       *dW;  /* weight (and bias) gradient accumulator, added into (NULL: not wanted): Wp's layout, or U's (Winograd) */
-  PetscScalar       *db;  /* Winograd: bias gradient, added into (NULL: not wanted) */
-} NNConvPass;
+/* what one pass computes, in double (NNConvPass) or, for -nn_precision single, in float (NNConvPassSingle, im2col only) */
+#define NN_CONV_PASS_STRUCT(real) \
+  struct { \
+    const real *x;  /* ghosted input (forward and backward) */ \
+    real       *y;  /* forward output (holds the bias or zeros on entry) */ \
+    const real *dy; /* output gradient */ \
+    real       *dx; /* ghosted input gradient, added into (NULL: not wanted) */ \
+    const real *Wp; /* packed weights: group g is a Ka x Og row-major block, rows (tap, channel), then the bias */ \
+    const real *U;  /* Winograd: transformed weights [pos][g][Cg][Og] */ \
+    real       *dW; /* weight (and bias) gradient accumulator, added into (NULL: not wanted): Wp's layout, or U's (Winograd) */ \
+    real       *db; /* Winograd: bias gradient, added into (NULL: not wanted) */ \
+  }
+typedef NN_CONV_PASS_STRUCT(PetscScalar) NNConvPass;
+typedef NN_CONV_PASS_STRUCT(float) NNConvPassSingle;
 
 /* one thread's share of a pass */
-typedef struct {
-  const NNConvGeom *g;
-  const NNConvPass *pass;
-  PetscInt          q0, q1;   /* output pixels (im2col) or tiles (Winograd) */
-  PetscInt          s0, s1;   /* batch slots */
-  PetscScalar      *work;     /* the thread's workspace */
-  PetscInt         *iwork;
-  PetscScalar      *dW, *db;  /* the thread's gradient accumulators (added into) */
-  PetscLogDouble    flops;
-} NNConvTask;
+#define NN_CONV_TASK_STRUCT(real, passtype) \
+  struct { \
+    const NNConvGeom *g; \
+    const passtype   *pass; \
+    PetscInt          q0, q1;  /* output pixels (im2col) or tiles (Winograd) */ \
+    PetscInt          s0, s1;  /* batch slots */ \
+    real             *work;    /* the thread's workspace */ \
+    PetscInt         *iwork; \
+    real             *dW, *db; /* the thread's gradient accumulators (added into) */ \
+    PetscLogDouble    flops; \
+  }
+typedef NN_CONV_TASK_STRUCT(PetscScalar, NNConvPass) NNConvTask;
+typedef NN_CONV_TASK_STRUCT(float, NNConvPassSingle) NNConvTaskSingle;
+
+/* packing for the im2col GEMMs, for either precision: Wp (group blocks of Ka x Og) from the PyTorch weight W [Cout][Cg][ntap]
+   and bias b, Wp[grp][(t,c)][o] = W[grp*Og+o][c][t], then the row of biases; and the gradient back (dWp to dW, db; with
+   unpackbias false the bias row is not read: Winograd sums its bias gradient elsewhere) */
+#define NNConvPackWeights(g, W, b, Wp) \
+  do { \
+    for (PetscInt grp = 0; grp < (g)->G; grp++) \
+      for (PetscInt o = 0; o < (g)->Og; o++) { \
+        for (PetscInt c = 0; c < (g)->Cg; c++) \
+          for (PetscInt t = 0; t < (g)->ntap; t++) (Wp)[(grp * (g)->Ka + t * (g)->Cg + c) * (g)->Og + o] = (W)[((grp * (g)->Og + o) * (g)->Cg + c) * (g)->ntap + t]; \
+        if ((g)->bias) (Wp)[(grp * (g)->Ka + (g)->K) * (g)->Og + o] = (b)[grp * (g)->Og + o]; \
+      } \
+  } while (0)
+#define NNConvUnpackGradient(g, dWp, dW, db, unpackbias) \
+  do { \
+    for (PetscInt grp = 0; grp < (g)->G; grp++) \
+      for (PetscInt o = 0; o < (g)->Og; o++) { \
+        for (PetscInt c = 0; c < (g)->Cg; c++) \
+          for (PetscInt t = 0; t < (g)->ntap; t++) (dW)[((grp * (g)->Og + o) * (g)->Cg + c) * (g)->ntap + t] = (dWp)[(grp * (g)->Ka + t * (g)->Cg + c) * (g)->Og + o]; \
+        if ((g)->bias && (unpackbias)) (db)[grp * (g)->Og + o] = (dWp)[(grp * (g)->Ka + (g)->K) * (g)->Og + o]; \
+      } \
+  } while (0)
 
 /* conv_run.c */
 PETSC_INTERN PetscErrorCode NNConvWorkspaceSize(const NNConvGeom *, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode NNConvRun(const NNConvGeom *, const NNConvPass *, PetscInt, PetscScalar *, PetscInt *, PetscLogDouble *);
 
+PETSC_INTERN PetscErrorCode NNConvRunSingle(const NNConvGeom *, const NNConvPassSingle *, PetscInt, float *, PetscInt *, PetscLogDouble *);
+
 /* conv_im2col.c */
-PETSC_INTERN void NNConvIm2colWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
-PETSC_INTERN void NNConvIm2colForward(NNConvTask *);
-PETSC_INTERN void NNConvIm2colBackward(NNConvTask *);
+PETSC_INTERN void     NNConvIm2colWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
+PETSC_INTERN PetscInt NNConvIm2colDefaultRows(PetscInt);
+PETSC_INTERN void     NNConvIm2colForward(NNConvTask *);
+PETSC_INTERN void     NNConvIm2colBackward(NNConvTask *);
+PETSC_INTERN void     NNConvIm2colForwardSingle(NNConvTaskSingle *);
+PETSC_INTERN void     NNConvIm2colBackwardSingle(NNConvTaskSingle *);
+
+/* conv_single.c: the conv2d/conv3d passes in single precision (-nn_precision single) */
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle_Conv(NNLayer, PetscInt, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_Conv(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNConvSingleReset(NNLayer);
 
 /* conv_winograd.c */
 PETSC_INTERN PetscErrorCode NNConvWinogradSetUp(NNConvGeom *, const PetscInt[3]);
@@ -116,6 +154,14 @@ typedef struct {
   PetscInt      pstart, pcnt;
   NNPartColumns pc;
   PetscScalar  *pbuf, *pbuf2; /* filters: the rank's output (dy) channels; channels: its input and input gradient channels */
+
+  /* single precision (conv_single.c): the im2col geometry (whatever d->g's algorithm), float packed weights and
+     their gradient, float workspace; made on the first single-precision pass */
+  struct {
+    NNConvGeom g;
+    float     *Wp, *dWp, *work;
+    PetscInt  *iwork;
+  } single;
 } NNLayer_Conv;
 
 /* the conv_transpose2d / conv_transpose3d layer (layers/conv/conv_transpose.c, its options in conv_transpose_opts.c) */

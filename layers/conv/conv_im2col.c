@@ -96,105 +96,32 @@ static void NNConvTapOffsets(const NNConvGeom *g, PetscInt q, PetscInt *off)
   }
 }
 
-/* A[(p,r)][(t,c)] = x[tap t of pixel q0+p][slot s0+r][grp*Cg + c], A[(p,r)][K] = 1 with a bias */
-static void NNConvIm2col(const NNConvGeom *g, const PetscScalar *x, PetscInt q0, PetscInt np, PetscInt s0, PetscInt nr, PetscInt grp, PetscInt *off, PetscScalar *A)
+/* im2col rows of a GEMM block by default: at most 1024 and about 512 KiB of doubles (at least one pixel of the batch;
+   OpenBLAS's small-matrix kernels take such GEMMs without packing) */
+PetscInt NNConvIm2colDefaultRows(PetscInt Ka)
 {
-  const PetscInt K = g->K, Ka = g->Ka, Cg = g->Cg, Cin = g->Cin, pix = g->nb * g->Cin;
-
-  for (PetscInt p = 0; p < np; p++) {
-    PetscScalar *Ap = A + p * nr * Ka;
-    NNConvTapOffsets(g, q0 + p, off);
-    if (Cg == 1) { /* one value per tap: fill each row in turn */
-      const PetscScalar *src = x + s0 * Cin + grp;
-      for (PetscInt r = 0; r < nr; r++)
-        for (PetscInt t = 0; t < g->ntap; t++) Ap[r * Ka + t] = off[t] < 0 ? 0 : src[off[t] * pix + r * Cin];
-    } else {
-      for (PetscInt t = 0; t < g->ntap; t++) {
-        PetscScalar *dst = Ap + t * Cg;
-        if (off[t] < 0) {
-          for (PetscInt r = 0; r < nr; r++) memset(dst + r * Ka, 0, sizeof(PetscScalar) * Cg);
-        } else {
-          const PetscScalar *src = x + off[t] * pix + s0 * Cin + grp * Cg;
-          for (PetscInt r = 0; r < nr; r++) memcpy(dst + r * Ka, src + r * Cin, sizeof(PetscScalar) * Cg);
-        }
-      }
-    }
-    if (Ka > K)
-      for (PetscInt r = 0; r < nr; r++) Ap[r * Ka + K] = 1;
-  }
+  return PetscMin(1024, PetscMax(1, 65536 / Ka));
 }
 
-/* the adjoint of NNConvIm2col: dx[tap t of pixel q0+p][slot s0+r][grp*Cg + c] += A[(p,r)][(t,c)] */
-static void NNConvCol2im(const NNConvGeom *g, PetscScalar *dx, PetscInt q0, PetscInt np, PetscInt s0, PetscInt nr, PetscInt grp, PetscInt *off, const PetscScalar *A)
-{
-  const PetscInt Ka = g->Ka, Cg = g->Cg, Cin = g->Cin, pix = g->nb * g->Cin;
-
-  for (PetscInt p = 0; p < np; p++) {
-    const PetscScalar *Ap = A + p * nr * Ka;
-    NNConvTapOffsets(g, q0 + p, off);
-    if (Cg == 1) {
-      PetscScalar *dst = dx + s0 * Cin + grp;
-      for (PetscInt r = 0; r < nr; r++)
-        for (PetscInt t = 0; t < g->ntap; t++)
-          if (off[t] >= 0) dst[off[t] * pix + r * Cin] += Ap[r * Ka + t];
-    } else {
-      for (PetscInt t = 0; t < g->ntap; t++) {
-        const PetscScalar *src = Ap + t * Cg;
-        PetscScalar       *dst;
-        if (off[t] < 0) continue;
-        dst = dx + off[t] * pix + s0 * Cin + grp * Cg;
-        for (PetscInt r = 0; r < nr; r++)
-          for (PetscInt c = 0; c < Cg; c++) dst[r * Cin + c] += src[r * Ka + c];
-      }
-    }
-  }
-}
-
-void NNConvIm2colForward(NNConvTask *w)
-{
-  const NNConvGeom *g = w->g;
-  const NNConvPass *ps = w->pass;
-  const PetscInt    nr = w->s1 - w->s0, Ka = g->Ka, Og = g->Og, Cout = g->Cout, tpix = NNConvIm2colTilePixels(g, nr);
-  const PetscBool   inplace = (PetscBool)(nr == g->nb);
-  PetscScalar      *A = w->work, *Yc = w->work + NNConvIm2colMaxRows(g) * Ka;
-
-  for (PetscInt q0 = w->q0; q0 < w->q1; q0 += tpix) {
-    PetscInt     np = PetscMin(tpix, w->q1 - q0), rows = np * nr;
-    PetscScalar *Y  = inplace ? ps->y + q0 * g->nb * Cout : Yc;
-    for (PetscInt grp = 0; grp < g->G; grp++) {
-      NNConvIm2col(g, ps->x, q0, np, w->s0, nr, grp, w->iwork, A);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Og, Ka, 1.0, A, Ka, ps->Wp + grp * Ka * Og, Og, 0.0, Y + grp * Og, Cout);
-    }
-    w->flops += 2.0 * rows * Ka * Cout;
-    if (!inplace)
-      for (PetscInt p = 0; p < np; p++) memcpy(ps->y + ((q0 + p) * g->nb + w->s0) * Cout, Yc + p * nr * Cout, sizeof(PetscScalar) * nr * Cout);
-  }
-}
-
-void NNConvIm2colBackward(NNConvTask *w)
-{
-  const NNConvGeom *g = w->g;
-  const NNConvPass *ps = w->pass;
-  const PetscInt    nr = w->s1 - w->s0, K = g->K, Ka = g->Ka, Og = g->Og, Cout = g->Cout, tpix = NNConvIm2colTilePixels(g, nr);
-  const PetscBool   inplace = (PetscBool)(nr == g->nb);
-  PetscScalar      *A = w->work, *Yc = w->work + NNConvIm2colMaxRows(g) * Ka;
-
-  for (PetscInt q0 = w->q0; q0 < w->q1; q0 += tpix) {
-    PetscInt           np = PetscMin(tpix, w->q1 - q0), rows = np * nr;
-    const PetscScalar *dY = inplace ? ps->dy + q0 * g->nb * Cout : Yc;
-    if (!inplace)
-      for (PetscInt p = 0; p < np; p++) memcpy(Yc + p * nr * Cout, ps->dy + ((q0 + p) * g->nb + w->s0) * Cout, sizeof(PetscScalar) * nr * Cout);
-    for (PetscInt grp = 0; grp < g->G; grp++) {
-      if (w->dW) {
-        NNConvIm2col(g, ps->x, q0, np, w->s0, nr, grp, w->iwork, A);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Ka, Og, rows, 1.0, A, Ka, dY + grp * Og, Cout, 1.0, w->dW + grp * Ka * Og, Og);
-        w->flops += 2.0 * rows * Ka * Og;
-      }
-      if (ps->dx) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, K, Og, 1.0, dY + grp * Og, Cout, ps->Wp + grp * Ka * Og, Og, 0.0, A, Ka);
-        NNConvCol2im(g, ps->dx, q0, np, w->s0, nr, grp, w->iwork, A);
-        w->flops += 2.0 * rows * K * Og;
-      }
-    }
-  }
-}
+#define NN_REAL      PetscScalar
+#define NN_GEMM      cblas_dgemm
+#define NN_SUFFIX
+#define NN_CONV_PASS NNConvPass
+#define NN_CONV_TASK NNConvTask
+#include "conv_im2col_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK
+#define NN_REAL      float
+#define NN_GEMM      cblas_sgemm
+#define NN_SUFFIX    Single
+#define NN_CONV_PASS NNConvPassSingle
+#define NN_CONV_TASK NNConvTaskSingle
+#include "conv_im2col_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK

@@ -210,7 +210,7 @@ static PetscErrorCode NNLayerCreateOutputVec_ConvTranspose(NNLayer l, Vec *y)
   g->Ka         = g->K + (d->bias ? 1 : 0);
   g->npix       = g->om[0] * g->om[1] * g->om[2];
   g->alg        = NN_CONV_IM2COL;
-  g->rows       = PetscMin(1024, PetscMax(1, 65536 / g->Ka));
+  g->rows       = NNConvIm2colDefaultRows(g->Ka);
   d->nthreads   = d->threads > 0 ? d->threads : (PetscInt)openblas_get_num_threads();
   d->nthreads   = PetscMax(1, PetscMin(d->nthreads, NN_CONV_MAX_THREADS));
   PetscCall(NNConvWorkspaceSize(g, d->nthreads, &nscalar, &nint));

@@ -219,12 +219,16 @@ PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscIn
 PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecRestore(Vec, PetscInt);
+PETSC_INTERN PetscErrorCode NNSpatialHaloSlotGetSingle(PetscInt, PetscInt, float **);
+PETSC_INTERN PetscErrorCode NNSpatialHaloSlotRestoreSingle(PetscInt);
 
 /* the halo of a windowed layer (conv, pool: src/layer/interface/spatialhalo.c) */
 typedef struct {
   DM       dahalo, daout; /* the input's grid with the stencil width the window needs; the output grid */
   PetscInt halo;          /* that stencil width */
   Vec      xl, dxl;       /* ghosted input and input gradient, storage lent per pass (NULL: the input Vec's arrays serve) */
+  MPI_Datatype sunit;     /* single precision: the float unit of dahalo's exchange (dof floats; NULL until first used) */
+  float       *sdxl;      /* single precision: the ghosted input gradient while lent */
 } NNSpatialHalo;
 PETSC_EXTERN PetscErrorCode NNSpatialHaloSetUp(NNLayer, const NNSpatialWindow *, PetscInt, NNSpatialHalo *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloCreateVecs(NNSpatialHalo *);
@@ -234,3 +238,8 @@ PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInput(NNSpatialHalo *, Vec, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInput(NNSpatialHalo *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloGetInputGradient(NNSpatialHalo *, Vec, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloRestoreInputGradient(NNSpatialHalo *, Vec);
+/* the same on float arrays in the global layout (single precision, src/layer/interface/spatialhalosingle.c) */
+PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputSingle(NNSpatialHalo *, const float *, const float **);
+PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputSingle(NNSpatialHalo *);
+PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *, float *, float **);
+PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *, float *);

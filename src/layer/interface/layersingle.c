@@ -11,7 +11,8 @@ PetscBool NNLayerHasSinglePasses(NNLayer l)
 }
 
 /*
-   NNLayerForwardSingle - NNLayerForward() on float activations: xs (the input, laid out as the Vec x) to ys
+   NNLayerForwardSingle - NNLayerForward() on float activations: xs (the input, laid out as the Vec x) to ys. A spatial
+   type (one with Vec-level passes) gets the arrays in its DMDAs' global layouts and exchanges its halo itself.
 */
 PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *xs, float *ys)
 {
@@ -21,7 +22,7 @@ PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *x
   PetscCheck(NNLayerHasSinglePasses(l), PetscObjectComm((PetscObject)l), PETSC_ERR_PLIB, "Layer %s (%s) has no single-precision passes", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
-  PetscCall(NNLayerArraySamples(l, x, &n)); /* all batch slots of a spatial activation */
+  if (!l->ops->forwardvec) PetscCall(NNLayerArraySamples(l, x, &n)); /* a pointwise layer: all batch slots of a spatial activation */
   PetscUseTypeMethod(l, forwardsingle, n, xs, ys);
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -37,7 +38,7 @@ PetscErrorCode NNLayerBackwardSingle(NNLayer l, PetscInt n, Vec x, const float *
   PetscFunctionBegin;
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
-  PetscCall(NNLayerArraySamples(l, x, &n));
+  if (!l->ops->backwardvec) PetscCall(NNLayerArraySamples(l, x, &n));
   PetscUseTypeMethod(l, backwardsingle, n, xs, ys, dys, dxs);
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);

@@ -17,7 +17,9 @@ PetscErrorCode NNSpatialHaloReset(NNSpatialHalo *h)
   PetscCall(VecDestroy(&h->dxl));
   PetscCall(DMDestroy(&h->dahalo));
   PetscCall(DMDestroy(&h->daout));
-  h->halo = 0;
+  if (h->sunit) PetscCallMPI(MPI_Type_free(&h->sunit));
+  h->sunit = NULL;
+  h->halo  = 0;
   PetscFunctionReturn(0);
 }
 

@@ -44,15 +44,12 @@ PetscErrorCode NNSpatialCreateHaloVec(DM dahalo, Vec *v)
   PetscFunctionReturn(0);
 }
 
-/* NNSpatialHaloVecGet - places shared storage slot `slot` (0 or 1) into a Vec from NNSpatialCreateHaloVec() */
-PetscErrorCode NNSpatialHaloVecGet(Vec v, PetscInt slot)
+/* makes slot `slot` (0 or 1) hold at least n scalars and marks it lent */
+static PetscErrorCode NNHaloSlotLend(PetscInt slot, PetscInt n)
 {
-  PetscInt n;
-
   PetscFunctionBegin;
   PetscCheck(slot >= 0 && slot < NN_HALO_SLOTS, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Halo storage slot %" PetscInt_FMT " does not exist: use 0 to %d", slot, NN_HALO_SLOTS - 1);
   PetscCheck(!NNHaloInUse[slot], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Halo storage slot %" PetscInt_FMT " is already lent out: restore it with NNSpatialHaloVecRestore() first", slot);
-  PetscCall(VecGetLocalSize(v, &n));
   if (n > NNHaloSize[slot]) {
     PetscCall(PetscFree(NNHaloStorage[slot]));
     PetscCall(PetscMalloc1(n, &NNHaloStorage[slot]));
@@ -62,8 +59,36 @@ PetscErrorCode NNSpatialHaloVecGet(Vec v, PetscInt slot)
       NNHaloFinalizeRegistered = PETSC_TRUE;
     }
   }
-  PetscCall(VecPlaceArray(v, NNHaloStorage[slot]));
   NNHaloInUse[slot] = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* NNSpatialHaloVecGet - places shared storage slot `slot` (0 or 1) into a Vec from NNSpatialCreateHaloVec() */
+PetscErrorCode NNSpatialHaloVecGet(Vec v, PetscInt slot)
+{
+  PetscInt n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(NNHaloSlotLend(slot, n));
+  PetscCall(VecPlaceArray(v, NNHaloStorage[slot]));
+  PetscFunctionReturn(0);
+}
+
+/* NNSpatialHaloSlotGetSingle - lends shared storage slot `slot` as n floats (single-precision halos); give it back
+   with NNSpatialHaloSlotRestoreSingle() */
+PetscErrorCode NNSpatialHaloSlotGetSingle(PetscInt slot, PetscInt n, float **a)
+{
+  PetscFunctionBegin;
+  PetscCall(NNHaloSlotLend(slot, (n + 1) / 2)); /* a double holds two floats */
+  *a = (float *)NNHaloStorage[slot];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNSpatialHaloSlotRestoreSingle(PetscInt slot)
+{
+  PetscFunctionBegin;
+  NNHaloInUse[slot] = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

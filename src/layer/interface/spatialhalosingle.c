@@ -1,0 +1,126 @@
+/*
+   The halo exchange of a windowed spatial layer in single precision (-nn_precision single): the float input moves
+   through the halo DMDA's own global-to-local scatter (the PetscSF behind DMGlobalToLocal()), with a unit of dof
+   floats instead of dof doubles, into shared storage (spatialscratch.c); its adjoint sums the ghosted float input
+   gradient back with the same PetscSF's reduction. PETSc 3.18's PetscSF cannot apply MPI_SUM to a derived datatype
+   of floats (MPI_ERR_OP from MPIU_Reduce_local), so the reduction uses an MPI_Op of our own that adds floats.
+*/
+#include <petnn/private/nnimpl.h>
+#include <petsc/private/dmdaimpl.h>
+#include <petsc/private/sfimpl.h>
+
+static MPI_Op    NNFloatSumOp  = MPI_OP_NULL;
+static PetscBool NNFloatSumReg = PETSC_FALSE;
+
+/* inout += in, for len units of whatever float datatype */
+static void MPIAPI NNFloatSum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+  int          size;
+  const float *a = (const float *)in;
+  float       *b = (float *)inout;
+  size_t       n;
+
+  MPI_Type_size(*type, &size);
+  n = (size_t)*len * ((size_t)size / sizeof(float));
+  for (size_t i = 0; i < n; i++) b[i] += a[i];
+}
+
+static PetscErrorCode NNFloatSumFree(void)
+{
+  PetscFunctionBegin;
+  if (NNFloatSumOp != MPI_OP_NULL) PetscCallMPI(MPI_Op_free(&NNFloatSumOp));
+  NNFloatSumReg = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* the halo DMDA's global-to-local PetscSF and its float unit (dof floats) */
+static PetscErrorCode NNSpatialHaloSingleSF(NNSpatialHalo *h, PetscSF *sf)
+{
+  PetscFunctionBegin;
+  *sf = ((DM_DA *)h->dahalo->data)->gtol;
+  if (!h->sunit) {
+    PetscMPIInt bs;
+    PetscCall(PetscMPIIntCast((*sf)->vscat.bs, &bs));
+    PetscCallMPI(MPI_Type_contiguous(bs, MPI_FLOAT, &h->sunit));
+    PetscCallMPI(MPI_Type_commit(&h->sunit));
+  }
+  if (!NNFloatSumReg) {
+    PetscCallMPI(MPI_Op_create(NNFloatSum, 1, &NNFloatSumOp));
+    PetscCall(PetscRegisterFinalize(NNFloatSumFree));
+    NNFloatSumReg = PETSC_TRUE;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNSpatialHaloLocalSize(NNSpatialHalo *h, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(h->xl, n));
+  PetscFunctionReturn(0);
+}
+
+/* *xin: x (the input in its global layout) with its halo, in shared slot 0 until NNSpatialHaloRestoreInputSingle(), or x itself */
+PetscErrorCode NNSpatialHaloGetInputSingle(NNSpatialHalo *h, const float *x, const float **xin)
+{
+  PetscSF  sf;
+  PetscInt n;
+  float   *xl;
+
+  PetscFunctionBegin;
+  *xin = x;
+  if (!h->xl) PetscFunctionReturn(0);
+  PetscCall(NNSpatialHaloSingleSF(h, &sf));
+  PetscCall(NNSpatialHaloLocalSize(h, &n));
+  PetscCall(NNSpatialHaloSlotGetSingle(0, n, &xl));
+  PetscCall(PetscSFBcastBegin(sf, h->sunit, x, xl, MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(sf, h->sunit, x, xl, MPI_REPLACE));
+  *xin = xl;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNSpatialHaloRestoreInputSingle(NNSpatialHalo *h)
+{
+  PetscFunctionBegin;
+  if (h->xl) PetscCall(NNSpatialHaloSlotRestoreSingle(0));
+  PetscFunctionReturn(0);
+}
+
+/* *dxin: where the backward pass adds the input gradient, zeroed: the ghosted slot 1, or dx itself */
+PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *h, float *dx, float **dxin)
+{
+  PetscInt n;
+
+  PetscFunctionBegin;
+  if (!h->dxl) {
+    PetscInt xm, ym, zm, dof;
+    PetscCall(DMDAGetCorners(h->dahalo, NULL, NULL, NULL, &xm, &ym, &zm));
+    PetscCall(DMDAGetInfo(h->dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(PetscArrayzero(dx, xm * ym * zm * dof));
+    *dxin = dx;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(NNSpatialHaloLocalSize(h, &n));
+  PetscCall(NNSpatialHaloSlotGetSingle(1, n, dxin));
+  PetscCall(PetscArrayzero(*dxin, n));
+  h->sdxl = *dxin;
+  PetscFunctionReturn(0);
+}
+
+/* dx = the ghosted gradient summed over the ranks' halos (the adjoint of NNSpatialHaloGetInputSingle()) */
+PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *h, float *dx)
+{
+  PetscSF  sf;
+  PetscInt xm, ym, zm, dof;
+
+  PetscFunctionBegin;
+  if (!h->dxl) PetscFunctionReturn(0);
+  PetscCall(NNSpatialHaloSingleSF(h, &sf));
+  PetscCall(DMDAGetCorners(h->dahalo, NULL, NULL, NULL, &xm, &ym, &zm));
+  PetscCall(DMDAGetInfo(h->dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(PetscArrayzero(dx, xm * ym * zm * dof));
+  PetscCall(PetscSFReduceBegin(sf, h->sunit, h->sdxl, dx, NNFloatSumOp));
+  PetscCall(PetscSFReduceEnd(sf, h->sunit, h->sdxl, dx, NNFloatSumOp));
+  PetscCall(NNSpatialHaloSlotRestoreSingle(1));
+  h->sdxl = NULL;
+  PetscFunctionReturn(0);
+}
