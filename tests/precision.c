@@ -2,10 +2,12 @@ static char help[] = "Single precision (-nn_precision single) against double, la
                      "Each case builds a small network from options, runs one batch in double, then the same\n"
                      "weights, data, dropout masks and buffers in single precision, and compares the loss, the\n"
                      "output, the input gradient and the parameter gradient (relative 2-norm differences), then\n"
-                     "checks the single-precision gradient against finite differences and that going back to\n"
-                     "double gives the first results bitwise.\n\n"
+                     "checks the single-precision gradient against finite differences, on N ranks compares with a\n"
+                     "serial copy in single precision, and checks that going back to double gives the first\n"
+                     "results bitwise.\n\n"
                      "  -tol <1e-5>      single vs double tolerance\n"
                      "  -fd_tol <1e-3>   single-precision finite-difference tolerance\n"
+                     "  -rank_tol <1e-6> single precision on N ranks vs a serial copy (N > 1)\n"
                      "  -cases <regex>   only the cases whose label contains this string\n"
                      "  -print_errors    print the measured differences (not stable output)\n\n";
 
@@ -15,7 +17,7 @@ static char help[] = "Single precision (-nn_precision single) against double, la
 
 typedef struct {
   PetscRandom rand;
-  PetscReal   tol, fdtol;
+  PetscReal   tol, fdtol, ranktol;
   PetscBool   print_errors;
   char        only[64];
 } Ctx;
@@ -206,6 +208,41 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     PetscCheck(ep < ctx->fdtol && ex < ctx->fdtol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single-precision gradient check FAILED: parameters %g, inputs %g, tolerance %g", c->label, (double)ep, (double)ex, (double)ctx->fdtol);
   }
 
+  /* the same network on this rank alone (a serial copy: same seed, same parameters) in single precision: on N ranks the
+     results agree with it up to float round-off of differently ordered sums */
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (size > 1) {
+      NN        serial;
+      Result    r1;
+      PetscReal e[3] = {0, 0, 0};
+      Vec       sbuf;
+      PetscCall(NNCreate(PETSC_COMM_SELF, &serial));
+      PetscCall(NNSetOptionsPrefix(serial, prefix));
+      PetscCall(NNSetBatchSize(serial, NBATCH));
+      PetscCall(NNSetFromOptions(serial));
+      PetscCall(NNSetPrecision(serial, NN_PRECISION_SINGLE));
+      PetscCall(NNSetUp(serial));
+      PetscCall(NNSetTraining(serial, c->training));
+      PetscCall(NNGetBuffers(serial, &sbuf));
+      PetscCall(Run(serial, x, t, &rng0, sbuf, &r1)); /* the serial buffers start as initialized, as the network's did */
+      e[0] = PetscAbsReal(r1.L - rs.L) / PetscMax(PetscAbsReal(r1.L), 1e-300);
+      PetscCall(RelDiff(r1.g, rs.g, &e[1]));
+      {
+        PetscInt n1, n2;
+        PetscCall(VecGetLocalSize(r1.dx, &n1));
+        PetscCall(VecGetLocalSize(rs.dx, &n2));
+        if (n1 == n2) PetscCall(RelDiff(r1.dx, rs.dx, &e[2]));
+      }
+      PetscCall(MPIU_Allreduce(MPI_IN_PLACE, e, 3, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+      if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single on %d ranks vs a serial copy: loss %.2e, parameter gradient %.2e, input gradient %.2e\n", c->label, (int)size, (double)e[0], (double)e[1], (double)e[2]));
+      PetscCheck(e[0] <= ctx->ranktol && e[1] <= ctx->ranktol && e[2] <= ctx->ranktol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single precision on %d ranks differs from a serial copy: loss %g, parameter gradient %g, input gradient %g > %g", c->label, (int)size, (double)e[0], (double)e[1], (double)e[2], (double)ctx->ranktol);
+      PetscCall(ResultDestroy(&r1));
+      PetscCall(NNDestroy(&serial));
+    }
+  }
+
   /* back to double: the first results exactly (the switch kept the parameters and touched nothing else) */
   PetscCall(NNSetPrecision(net, NN_PRECISION_DOUBLE));
   PetscCall(Run(net, x, t, &rng0, buf0, &rd2));
@@ -271,10 +308,12 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   ctx.tol          = 1e-5;
   ctx.fdtol        = 1e-3; /* central differences in float: about eps^(2/3) = 2.4e-5 times the curvature; measured <= 2.7e-4 */
+  ctx.ranktol      = 1e-6;
   ctx.print_errors = PETSC_FALSE;
   ctx.only[0]      = 0;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Single vs double precision", NULL);
   PetscCall(PetscOptionsReal("-tol", "Single vs double tolerance", NULL, ctx.tol, &ctx.tol, NULL));
+  PetscCall(PetscOptionsReal("-rank_tol", "Single precision on N ranks vs a serial copy", NULL, ctx.ranktol, &ctx.ranktol, NULL));
   PetscCall(PetscOptionsReal("-fd_tol", "Finite-difference tolerance in single precision", NULL, ctx.fdtol, &ctx.fdtol, NULL));
   PetscCall(PetscOptionsBool("-print_errors", "Print the measured differences", NULL, ctx.print_errors, &ctx.print_errors, NULL));
   PetscCall(PetscOptionsString("-cases", "Only the cases whose label contains this string", NULL, ctx.only, ctx.only, sizeof(ctx.only), NULL));
