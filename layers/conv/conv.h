@@ -126,6 +126,8 @@ PETSC_INTERN PetscErrorCode NNConvWinogradWeights(const NNConvGeom *, const Pets
 PETSC_INTERN PetscErrorCode NNConvWinogradWeightGradient(const NNConvGeom *, const PetscScalar *, PetscScalar *, PetscScalar *, PetscLogDouble *);
 PETSC_INTERN void           NNConvWinogradForward(NNConvTask *);
 PETSC_INTERN void           NNConvWinogradBackward(NNConvTask *);
+PETSC_INTERN void           NNConvWinogradForwardSingle(NNConvTaskSingle *);
+PETSC_INTERN void           NNConvWinogradBackwardSingle(NNConvTaskSingle *);
 
 /* the conv2d / conv3d layer */
 typedef struct {
@@ -155,12 +157,13 @@ typedef struct {
   NNPartColumns pc;
   PetscScalar  *pbuf, *pbuf2; /* filters: the rank's output (dy) channels; channels: its input and input gradient channels */
 
-  /* single precision (conv_single.c): the im2col geometry (whatever d->g's algorithm), float packed weights and
-     their gradient, float workspace; made on the first single-precision pass */
+  /* single precision (conv_single.c): the geometry (Winograd: tiles of its own), float packed weights and their gradient
+     (im2col), float transformed weights and their gradient (Winograd: transformed in double), float workspace; made on
+     the first single-precision pass */
   struct {
     NNConvGeom g;
-    float     *Wp, *dWp, *work;
-    PetscInt  *iwork;
+    float    *Wp, *dWp, *U, *dU, *db, *work;
+    PetscInt *iwork;
   } single;
 } NNLayer_Conv;
 

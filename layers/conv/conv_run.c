@@ -38,29 +38,7 @@ PetscErrorCode NNConvWorkspaceSize(const NNConvGeom *g, PetscInt nthreads, Petsc
   PetscFunctionReturn(0);
 }
 
-static void *NNConvTaskRun(void *arg)
-{
-  NNConvTask *w = (NNConvTask *)arg;
 
-  if (w->pass->y) {
-    if (w->g->alg == NN_CONV_WINOGRAD) NNConvWinogradForward(w);
-    else NNConvIm2colForward(w);
-  } else {
-    if (w->g->alg == NN_CONV_WINOGRAD) NNConvWinogradBackward(w);
-    else NNConvIm2colBackward(w);
-  }
-  return NULL;
-}
-
-/* single precision: im2col alone (conv_single.c runs every layer's float pass by im2col) */
-static void *NNConvTaskRunSingle(void *arg)
-{
-  NNConvTaskSingle *w = (NNConvTaskSingle *)arg;
-
-  if (w->pass->y) NNConvIm2colForwardSingle(w);
-  else NNConvIm2colBackwardSingle(w);
-  return NULL;
-}
 
 #define NN_REAL      PetscScalar
 #define NN_SUFFIX

@@ -1,6 +1,20 @@
 /* NNConvRun() for one precision: conv_run.c includes this file with NN_REAL PetscScalar and an empty NN_SUFFIX (the
    double pass, either algorithm) and with float and Single (-nn_precision single, im2col); NN_CONV_PASS and NN_CONV_TASK
-   name the pass and task types, PetscConcat(NNConvTaskRun, NN_SUFFIX) is the thread's body. */
+   name the pass and task types; PetscConcat(NNConvTaskRun, NN_SUFFIX) is the thread's body. */
+static void *PetscConcat(NNConvTaskRun, NN_SUFFIX)(void *arg)
+{
+  NN_CONV_TASK *w = (NN_CONV_TASK *)arg;
+
+  if (w->pass->y) {
+    if (w->g->alg == NN_CONV_WINOGRAD) PetscConcat(NNConvWinogradForward, NN_SUFFIX)(w);
+    else PetscConcat(NNConvIm2colForward, NN_SUFFIX)(w);
+  } else {
+    if (w->g->alg == NN_CONV_WINOGRAD) PetscConcat(NNConvWinogradBackward, NN_SUFFIX)(w);
+    else PetscConcat(NNConvIm2colBackward, NN_SUFFIX)(w);
+  }
+  return NULL;
+}
+
 /*
    NNConvRun - one forward (pass->y set) or backward (pass->dy set) pass over the owned outputs and
    the first g->ns slots

@@ -1,28 +1,36 @@
 /*
    conv2d/conv3d in single precision (-nn_precision single): the layer's passes on float activations with the float
-   parameter copy. They run im2col + sgemm whatever algorithm the double passes use (Winograd's transforms lose
-   more digits in float than im2col's sums), through the same im2col code as the double passes
-   (conv_im2col_passes.h), with the halo exchanged in float (src/layer/interface/spatialhalosingle.c). The weight
-   gradient of the rank's pixels is summed over the ranks in double. Partitioned layers take the double passes.
+   parameter copy, by the algorithm the double passes use, through the same code (conv_im2col_passes.h,
+   conv_winograd_passes.h, conv_run_passes.h) with float GEMMs, and with the halo exchanged in float
+   (src/layer/interface/spatialhalosingle.c). Winograd uses smaller tiles in float (input tiles of at most 6 pixels
+   per axis in 2-d: F(4,3), F(2,5)), since the transforms' round-off grows with the tile: F(6,3) gave 1.7e-3
+   finite-difference errors in float, F(4,3) stays near float's own. Its weight transforms (small: one per step) run
+   in double on the double parameters and are rounded to float once. The weight gradient of the rank's pixels is
+   summed over the ranks in double. Partitioned layers take the double passes.
 */
 #include "conv.h"
 
-/* the im2col geometry and float workspace, on the first single-precision pass after set-up */
+/* float workspace, on the first single-precision pass after set-up */
 static PetscErrorCode NNConvSingleSetUp(NNLayer l)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
   NNConvGeom   *g = &d->single.g;
-  PetscInt      nscalar, nint;
+  PetscInt      nscalar, nint, nu = 0;
 
   PetscFunctionBegin;
   if (d->single.Wp) PetscFunctionReturn(0);
   PetscCheck(d->h.daout, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
   *g = d->g;
-  PetscCall(PetscMemzero(&g->w, sizeof(g->w))); /* the Winograd tables stay the double passes' */
-  g->alg  = NN_CONV_IM2COL;
-  g->rows = d->tilerows > 0 ? d->tilerows : NNConvIm2colDefaultRows(g->Ka);
+  PetscCall(PetscMemzero(&g->w, sizeof(g->w))); /* the double passes' tables stay theirs */
+  if (g->alg == NN_CONV_WINOGRAD) {
+    PetscInt m[3];
+    for (PetscInt a = 0; a < 3; a++) m[a] = d->winograd > 0 ? d->winograd : PetscMin(PetscMax(2, (d->nd == 2 ? 7 : 5) - g->k[a]), PetscMax(2, g->om[a]));
+    PetscCall(NNConvWinogradSetUp(g, m));
+    nu = NNConvWinogradTransformedSize(g); /* at most the double passes' (their U, dU and wwork serve) */
+  }
   PetscCall(NNConvWorkspaceSize(g, d->nthreads, &nscalar, &nint));
-  PetscCall(PetscMalloc3(g->Cout * g->Ka, &d->single.Wp, g->Cout * g->Ka, &d->single.dWp, nscalar, &d->single.work));
+  PetscCall(PetscMalloc3(g->Cout * g->Ka, &d->single.Wp, g->Cout * g->Ka, &d->single.dWp, PetscMax(nscalar, 1), &d->single.work));
+  PetscCall(PetscMalloc3(PetscMax(nu, 1), &d->single.U, PetscMax(nu, 1), &d->single.dU, g->Cout, &d->single.db));
   PetscCall(PetscMalloc1(PetscMax(nint, 1), &d->single.iwork));
   PetscFunctionReturn(0);
 }
@@ -33,7 +41,9 @@ PetscErrorCode NNConvSingleReset(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscFree3(d->single.Wp, d->single.dWp, d->single.work));
+  PetscCall(PetscFree3(d->single.U, d->single.dU, d->single.db));
   PetscCall(PetscFree(d->single.iwork));
+  PetscCall(NNConvWinogradDestroy(&d->single.g));
   PetscFunctionReturn(0);
 }
 
@@ -42,24 +52,39 @@ PetscErrorCode NNLayerForwardSingle_Conv(NNLayer l, PetscInt n, const float *x, 
   NNLayer_Conv    *d = (NNLayer_Conv *)l->data;
   NNConvGeom       g;
   NNConvPassSingle pass;
-  const float     *xin;
-  PetscLogDouble   flops;
+  const float     *xin, *b;
+  PetscLogDouble   flops, wflops = 0;
 
   PetscFunctionBegin;
   PetscCall(NNConvSingleSetUp(l));
   g    = d->single.g;
   g.ns = n;
-  NNConvPackWeights(&g, l->stheta, l->stheta + g.Cout * g.K, d->single.Wp);
+  b    = l->stheta + g.Cout * g.K;
+  PetscCall(PetscMemzero(&pass, sizeof(pass)));
+  if (g.alg == NN_CONV_WINOGRAD) { /* U from the double weights, rounded once */
+    const PetscInt nu = NNConvWinogradTransformedSize(&g);
+    NNConvPackWeights(&g, l->theta, l->theta + g.Cout * g.K, d->Wp);
+    PetscCall(NNConvWinogradWeights(&g, d->Wp, d->U, d->wwork, &wflops));
+    for (PetscInt i = 0; i < nu; i++) d->single.U[i] = (float)d->U[i];
+    pass.U = d->single.U;
+    /* Winograd adds into the output: every computed slot starts as the bias */
+    for (PetscInt q = 0; q < g.npix; q++)
+      for (PetscInt s = 0; s < n; s++) {
+        if (g.bias) PetscCall(PetscArraycpy(y + (q * g.nb + s) * g.Cout, b, g.Cout));
+        else PetscCall(PetscArrayzero(y + (q * g.nb + s) * g.Cout, g.Cout));
+      }
+  } else {
+    NNConvPackWeights(&g, l->stheta, b, d->single.Wp);
+    pass.Wp = d->single.Wp;
+  }
   if (n < g.nb) /* the slots not computed are zero */
     for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArrayzero(y + (q * g.nb + n) * g.Cout, (g.nb - n) * g.Cout));
   PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin));
-  PetscCall(PetscMemzero(&pass, sizeof(pass)));
-  pass.x  = xin;
-  pass.y  = y;
-  pass.Wp = d->single.Wp;
+  pass.x = xin;
+  pass.y = y;
   PetscCall(NNConvRunSingle(&g, &pass, d->nthreads, d->single.work, d->single.iwork, &flops));
   PetscCall(NNSpatialHaloRestoreInputSingle(&d->h));
-  PetscCall(PetscLogFlops(flops));
+  PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }
 
@@ -71,29 +96,49 @@ PetscErrorCode NNLayerBackwardSingle_Conv(NNLayer l, PetscInt n, const float *x,
   const float     *xin;
   float           *dxin = NULL;
   PetscMPIInt      cnt;
-  PetscLogDouble   flops;
+  PetscLogDouble   flops, wflops = 0;
+  PetscBool        wino;
+  PetscInt         nu;
 
   PetscFunctionBegin;
   PetscCall(NNConvSingleSetUp(l));
   g    = d->single.g;
   g.ns = n;
-  PetscCall(PetscArrayzero(d->single.dWp, g.Cout * g.Ka));
+  wino = (PetscBool)(g.alg == NN_CONV_WINOGRAD);
+  nu   = wino ? NNConvWinogradTransformedSize(&g) : 0;
+  PetscCall(PetscMemzero(&pass, sizeof(pass)));
+  if (wino) {
+    PetscCall(PetscArrayzero(d->single.dU, nu));
+    PetscCall(PetscArrayzero(d->single.db, g.Cout));
+    pass.U  = d->single.U; /* transformed by the forward pass */
+    pass.dW = d->single.dU;
+    pass.db = g.bias ? d->single.db : NULL;
+  } else {
+    PetscCall(PetscArrayzero(d->single.dWp, g.Cout * g.Ka));
+    pass.Wp = d->single.Wp; /* packed by the forward pass */
+    pass.dW = d->single.dWp;
+  }
   PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin)); /* exchanged again, as in double */
   if (dx) PetscCall(NNSpatialHaloGetInputGradientSingle(&d->h, dx, &dxin));
-  PetscCall(PetscMemzero(&pass, sizeof(pass)));
   pass.x  = xin;
   pass.dy = dy;
   pass.dx = dxin;
-  pass.dW = d->single.dWp;
-  pass.Wp = d->single.Wp; /* packed by the forward pass */
   PetscCall(NNConvRunSingle(&g, &pass, d->nthreads, d->single.work, d->single.iwork, &flops));
   PetscCall(NNSpatialHaloRestoreInputSingle(&d->h));
   if (dx) PetscCall(NNSpatialHaloRestoreInputGradientSingle(&d->h, dx));
-  /* the rank's weight gradient, summed over the ranks that hold pieces of the samples in double */
-  NNConvUnpackGradient(&g, d->single.dWp, d->grad, d->grad + g.Cout * g.K, PETSC_TRUE);
+  /* the rank's weight gradient in double (Winograd: transformed back in double), summed over the ranks that hold
+     pieces of the samples */
+  if (wino) {
+    PetscCall(PetscArrayzero(d->dWp, g.Cout * g.Ka));
+    for (PetscInt i = 0; i < nu; i++) d->dU[i] = d->single.dU[i];
+    PetscCall(NNConvWinogradWeightGradient(&g, d->dU, d->dWp, d->wwork, &wflops));
+    NNConvUnpackGradient(&g, d->dWp, d->grad, d->grad + g.Cout * g.K, PETSC_FALSE);
+    if (g.bias)
+      for (PetscInt o = 0; o < g.Cout; o++) d->grad[g.Cout * g.K + o] = d->single.db[o];
+  } else NNConvUnpackGradient(&g, d->single.dWp, d->grad, d->grad + g.Cout * g.K, PETSC_TRUE);
   PetscCall(PetscMPIIntCast(l->nparam, &cnt));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->grad, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
   for (PetscInt i = 0; i < l->nparam; i++) l->sdtheta[i] += (float)d->grad[i];
-  PetscCall(PetscLogFlops(flops));
+  PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
 }

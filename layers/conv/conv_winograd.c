@@ -166,138 +166,6 @@ void NNConvWinogradWorkSize(const NNConvGeom *g, PetscInt *nscalar, PetscInt *ni
   *nint    = 0;
 }
 
-#if defined(__GNUC__)
-/* 8 doubles, any 8-byte aligned address (unaligned vector loads and stores) */
-typedef PetscScalar NNConvVec8 __attribute__((vector_size(64), aligned(8), may_alias));
-#endif
-
-/* the nonzeros of a small transform matrix, row by row */
-typedef struct {
-  PetscInt    p, q, nz[NN_CONV_WINOGRAD_MAX_N], j[NN_CONV_WINOGRAD_MAX_N][NN_CONV_WINOGRAD_MAX_N];
-  PetscScalar t[NN_CONV_WINOGRAD_MAX_N][NN_CONV_WINOGRAD_MAX_N];
-} NNConvSparse;
-
-static void NNConvSparseSet(const PetscScalar *T, PetscInt p, PetscInt q, NNConvSparse *S)
-{
-  S->p = p;
-  S->q = q;
-  for (PetscInt i = 0; i < p; i++) {
-    S->nz[i] = 0;
-    for (PetscInt j = 0; j < q; j++)
-      if (T[i * q + j] != 0) {
-        S->j[i][S->nz[i]]   = j;
-        S->t[i][S->nz[i]++] = T[i * q + j];
-      }
-  }
-}
-
-/* out[l][i][ooff + e] (+)= sum_j T[i][j] in[l][j][ioff + e] for lines l < nl, e < len: vectors
-   given by pointer tables; blocks of 64 (then 16) entries are accumulated in registers */
-NN_CONV_SIMD static void NNConvWinogradPass(const NNConvSparse *S, PetscInt nl, const PetscScalar *const *in, PetscInt ioff, PetscScalar *const *out, PetscInt ooff, PetscInt len, PetscBool add)
-{
-  const PetscInt p = S->p, q = S->q;
-
-  for (PetscInt l = 0; l < nl; l++) {
-    const PetscScalar *const *src = in + l * q;
-    PetscScalar *const       *dst = out + l * p;
-    PetscInt                  e0  = 0;
-#if defined(__GNUC__)
-    /* eight independent accumulation chains hide the latency of the multiply-adds */
-    for (; e0 + 64 <= len; e0 += 64)
-      for (PetscInt i = 0; i < p; i++) {
-        NNConvVec8 a[8] = {{0}}, *d = (NNConvVec8 *)(dst[i] + ooff + e0);
-        for (PetscInt k = 0; k < S->nz[i]; k++) {
-          const NNConvVec8 *sk = (const NNConvVec8 *)(src[S->j[i][k]] + ioff + e0);
-          const PetscScalar t  = S->t[i][k];
-          for (PetscInt v = 0; v < 8; v++) a[v] += t * sk[v];
-        }
-        if (add)
-          for (PetscInt v = 0; v < 8; v++) d[v] += a[v];
-        else
-          for (PetscInt v = 0; v < 8; v++) d[v] = a[v];
-      }
-    for (; e0 + 16 <= len; e0 += 16)
-      for (PetscInt i = 0; i < p; i++) {
-        NNConvVec8 a0 = {0}, a1 = {0}, *d = (NNConvVec8 *)(dst[i] + ooff + e0);
-        for (PetscInt k = 0; k < S->nz[i]; k++) {
-          const NNConvVec8 *sk = (const NNConvVec8 *)(src[S->j[i][k]] + ioff + e0);
-          a0 += S->t[i][k] * sk[0];
-          a1 += S->t[i][k] * sk[1];
-        }
-        if (add) {
-          d[0] += a0;
-          d[1] += a1;
-        } else {
-          d[0] = a0;
-          d[1] = a1;
-        }
-      }
-#endif
-    for (PetscInt i = 0; i < p && e0 < len; i++) {
-      PetscScalar *d = dst[i] + ooff;
-      for (PetscInt e = e0; e < len; e++) {
-        PetscScalar acc = 0;
-        for (PetscInt k = 0; k < S->nz[i]; k++) acc += S->t[i][k] * src[S->j[i][k]][ioff + e];
-        if (add) d[e] += acc;
-        else d[e] = acc;
-      }
-    }
-  }
-}
-
-/* the line tables of the (at most three) passes of one block transform */
-typedef struct {
-  PetscInt           nact, act[3], nl[3];
-  NNConvSparse       S[3];
-  const PetscScalar *lin[3][NN_CONV_WINOGRAD_MAX_VECS];
-  PetscScalar       *lout[3][NN_CONV_WINOGRAD_MAX_VECS];
-} NNConvPlan;
-
-/*
-   applies T[a] (p[a] x q[a]) along the axes x, y, z of a block of q_z x q_y x q_x vectors of length
-   L (vin[(z q_y + y) q_x + x]) giving p_z x p_y x p_x vectors (vout[], added into if add), chunk
-   entries at a time; the intermediate stages live in buf and buf + bufstride (vectors of chunk)
-*/
-static void NNConvWinogradApply(PetscScalar *const T[3], const PetscInt p[3], const PetscInt q[3], PetscInt L, PetscInt chunk, const PetscScalar *const *vin, PetscScalar *const *vout, PetscBool add, PetscScalar *buf, PetscInt bufstride, NNConvPlan *pl, PetscLogDouble *flops)
-{
-  PetscInt d[3] = {q[0], q[1], q[2]};
-
-  pl->nact = 0;
-  for (PetscInt a = 0; a < 3; a++)
-    if (p[a] != 1 || q[a] != 1) pl->act[pl->nact++] = a; /* kernel 1 along an axis: the identity */
-  for (PetscInt k = 0; k < pl->nact; k++) {
-    PetscInt     a = pl->act[k], b = (a + 1) % 3, c = (a + 2) % 3, nd[3] = {d[0], d[1], d[2]}, nl = 0;
-    PetscScalar *src = buf + ((k + 1) % 2) * bufstride, *dst = buf + (k % 2) * bufstride;
-    nd[a] = p[a];
-    NNConvSparseSet(T[a], p[a], q[a], &pl->S[k]);
-    for (PetscInt u = 0; u < d[b]; u++)
-      for (PetscInt v = 0; v < d[c]; v++, nl++) {
-        PetscInt ci[3], co[3];
-        ci[b] = co[b] = u;
-        ci[c] = co[c] = v;
-        for (PetscInt j = 0; j < q[a]; j++) {
-          PetscInt idx;
-          ci[a]                     = j;
-          idx                       = (ci[2] * d[1] + ci[1]) * d[0] + ci[0];
-          pl->lin[k][nl * q[a] + j] = k == 0 ? vin[idx] : src + idx * chunk;
-        }
-        for (PetscInt i = 0; i < p[a]; i++) {
-          PetscInt idx;
-          co[a]                      = i;
-          idx                        = (co[2] * nd[1] + co[1]) * nd[0] + co[0];
-          pl->lout[k][nl * p[a] + i] = k == pl->nact - 1 ? vout[idx] : dst + idx * chunk;
-        }
-      }
-    pl->nl[k] = nl;
-    for (PetscInt i = 0; i < p[a]; i++) *flops += 2.0 * pl->S[k].nz[i] * nl * L;
-    d[a] = p[a];
-  }
-  for (PetscInt e0 = 0; e0 < L; e0 += chunk) {
-    PetscInt len = PetscMin(chunk, L - e0);
-    for (PetscInt k = 0; k < pl->nact; k++) NNConvWinogradPass(&pl->S[k], pl->nl[k], pl->lin[k], k == 0 ? e0 : 0, pl->lout[k], k == pl->nact - 1 ? e0 : 0, len, (PetscBool)(add && k == pl->nact - 1));
-  }
-}
-
 /* corner of tile t: output origin o[] and input origin i[] (x, y, z) */
 static void NNConvWinogradTileOrigin(const NNConvGeom *g, PetscInt t, PetscInt o[3], PetscInt i[3])
 {
@@ -347,139 +215,48 @@ static void NNConvWinogradOutputPixels(const NNConvGeom *g, PetscInt t, PetscInt
       }
 }
 
-/* the scratch of one thread's tile transforms */
-typedef struct {
-  PetscScalar       *buf;         /* two stage buffers of npos*chunk */
-  PetscScalar       *zero, *junk; /* vectors of zeros (inputs outside the array) and for dropped outputs, of length nb*max(Cin, Cout) */
-  PetscInt           q[NN_CONV_WINOGRAD_MAX_VECS];
-  const PetscScalar *vin[NN_CONV_WINOGRAD_MAX_VECS];
-  PetscScalar       *vout[NN_CONV_WINOGRAD_MAX_VECS];
-  NNConvPlan         plan;
-} NNConvWinogradScratch;
-
-/* V[pos][row0 + (r, c)] = (B^T x B^T x B^T) d for tile t, slots [s0, s0+nr): pos stride vs */
-static void NNConvWinogradInputTile(const NNConvGeom *g, const PetscScalar *x, PetscInt t, PetscInt s0, PetscInt nr, PetscScalar *V, PetscInt vs, NNConvWinogradScratch *sc, PetscLogDouble *flops)
-{
-  const NNConvWinograd *w = &g->w;
-  const PetscInt        pix = g->nb * g->Cin;
-
-  NNConvWinogradInputPixels(g, t, sc->q);
-  for (PetscInt j = 0; j < w->npos; j++) {
-    sc->vin[j]  = sc->q[j] < 0 ? sc->zero : x + sc->q[j] * pix + s0 * g->Cin;
-    sc->vout[j] = V + j * vs;
-  }
-  NNConvWinogradApply(w->BT, w->n, w->n, nr * g->Cin, w->chunk, sc->vin, sc->vout, PETSC_FALSE, sc->buf, w->npos * w->chunk, &sc->plan, flops);
-}
-
-/* y[tile t, slots [s0, s0+nr)] += (A^T x A^T x A^T) M for the outputs of the tile that are owned */
-static void NNConvWinogradOutputTile(const NNConvGeom *g, const PetscScalar *M, PetscInt ms, PetscInt t, PetscInt s0, PetscInt nr, PetscScalar *y, NNConvWinogradScratch *sc, PetscLogDouble *flops)
-{
-  const NNConvWinograd *w = &g->w;
-  const PetscInt        pix = g->nb * g->Cout;
-
-  NNConvWinogradOutputPixels(g, t, sc->q);
-  for (PetscInt pos = 0; pos < w->npos; pos++) sc->vin[pos] = M + pos * ms;
-  for (PetscInt j = 0; j < w->mt; j++) sc->vout[j] = sc->q[j] < 0 ? sc->junk : y + sc->q[j] * pix + s0 * g->Cout;
-  NNConvWinogradApply(w->AT, w->m, w->n, nr * g->Cout, w->chunk, sc->vin, sc->vout, PETSC_TRUE, sc->buf, w->npos * w->chunk, &sc->plan, flops);
-}
-
-/* Z[pos][row0 + (r, o)] = (A x A x A) dy for tile t (outputs not owned count as zero); db += dy */
-static void NNConvWinogradGradientTile(const NNConvGeom *g, const PetscScalar *dy, PetscInt t, PetscInt s0, PetscInt nr, PetscScalar *Z, PetscInt zs, PetscScalar *db, NNConvWinogradScratch *sc, PetscLogDouble *flops)
-{
-  const NNConvWinograd *w = &g->w;
-  const PetscInt        pix = g->nb * g->Cout;
-
-  NNConvWinogradOutputPixels(g, t, sc->q);
-  if (db)
-    for (PetscInt j = 0; j < w->mt; j++) {
-      const PetscScalar *src = dy + sc->q[j] * pix + s0 * g->Cout;
-      if (sc->q[j] < 0) continue;
-      for (PetscInt r = 0; r < nr; r++)
-        for (PetscInt o = 0; o < g->Cout; o++) db[o] += src[r * g->Cout + o];
-    }
-  for (PetscInt j = 0; j < w->mt; j++) sc->vin[j] = sc->q[j] < 0 ? sc->zero : dy + sc->q[j] * pix + s0 * g->Cout;
-  for (PetscInt pos = 0; pos < w->npos; pos++) sc->vout[pos] = Z + pos * zs;
-  NNConvWinogradApply(w->A, w->n, w->m, nr * g->Cout, w->chunk, sc->vin, sc->vout, PETSC_FALSE, sc->buf, w->npos * w->chunk, &sc->plan, flops);
-}
-
-/* dx[input tile of t, slots [s0, s0+nr)] += (B x B x B) dV, inside the ghosted array */
-static void NNConvWinogradInputGradientTile(const NNConvGeom *g, const PetscScalar *dV, PetscInt vs, PetscInt t, PetscInt s0, PetscInt nr, PetscScalar *dx, NNConvWinogradScratch *sc, PetscLogDouble *flops)
-{
-  const NNConvWinograd *w = &g->w;
-  const PetscInt        pix = g->nb * g->Cin;
-
-  NNConvWinogradInputPixels(g, t, sc->q);
-  for (PetscInt j = 0; j < w->npos; j++) {
-    sc->vin[j]  = dV + j * vs;
-    sc->vout[j] = sc->q[j] < 0 ? sc->junk : dx + sc->q[j] * pix + s0 * g->Cin;
-  }
-  NNConvWinogradApply(w->B, w->n, w->n, nr * g->Cin, w->chunk, sc->vin, sc->vout, PETSC_TRUE, sc->buf, w->npos * w->chunk, &sc->plan, flops);
-}
-
-void NNConvWinogradForward(NNConvTask *w)
-{
-  const NNConvGeom     *g = w->g;
-  const NNConvPass     *ps = w->pass;
-  const PetscInt        npos = g->w.npos, Cin = g->Cin, Cout = g->Cout, Cg = g->Cg, Og = g->Og, rmax = PetscMax(g->rows, 1);
-  PetscScalar          *V = w->work, *M = V + npos * rmax * Cin;
-  NNConvWinogradScratch sc;
-  PetscInt              nrb, tb;
-
-  sc.buf  = M + npos * rmax * Cout;
-  sc.zero = sc.buf + 2 * npos * g->w.chunk;
-  sc.junk = sc.zero + g->nb * PetscMax(Cin, Cout);
-  memset(sc.zero, 0, sizeof(PetscScalar) * g->nb * PetscMax(Cin, Cout));
-  NNConvWinogradBlock(g, w->s1 - w->s0, &nrb, &tb);
-  for (PetscInt sb = w->s0; sb < w->s1; sb += nrb) {
-    PetscInt nr = PetscMin(nrb, w->s1 - sb);
-    for (PetscInt t0 = w->q0; t0 < w->q1; t0 += tb) {
-      PetscInt nt = PetscMin(tb, w->q1 - t0), R = nt * nr;
-      for (PetscInt b = 0; b < nt; b++) NNConvWinogradInputTile(g, ps->x, t0 + b, sb, nr, V + b * nr * Cin, R * Cin, &sc, &w->flops);
-      for (PetscInt pos = 0; pos < npos; pos++)
-        for (PetscInt grp = 0; grp < g->G; grp++)
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, R, Og, Cg, 1.0, V + pos * R * Cin + grp * Cg, Cin, ps->U + (pos * g->G + grp) * Cg * Og, Og, 0.0, M + pos * R * Cout + grp * Og, Cout);
-      w->flops += 2.0 * npos * R * Cg * Cout;
-      for (PetscInt b = 0; b < nt; b++) NNConvWinogradOutputTile(g, M + b * nr * Cout, R * Cout, t0 + b, sb, nr, ps->y, &sc, &w->flops);
-    }
-  }
-}
-
-void NNConvWinogradBackward(NNConvTask *w)
-{
-  const NNConvGeom     *g = w->g;
-  const NNConvPass     *ps = w->pass;
-  const PetscInt        npos = g->w.npos, Cin = g->Cin, Cout = g->Cout, Cg = g->Cg, Og = g->Og, rmax = PetscMax(g->rows, 1);
-  PetscScalar          *V = w->work, *Z = V + npos * rmax * Cin;
-  NNConvWinogradScratch sc;
-  PetscInt              nrb, tb;
-
-  sc.buf  = Z + npos * rmax * Cout;
-  sc.zero = sc.buf + 2 * npos * g->w.chunk;
-  sc.junk = sc.zero + g->nb * PetscMax(Cin, Cout);
-  memset(sc.zero, 0, sizeof(PetscScalar) * g->nb * PetscMax(Cin, Cout));
-  NNConvWinogradBlock(g, w->s1 - w->s0, &nrb, &tb);
-  for (PetscInt sb = w->s0; sb < w->s1; sb += nrb) {
-    PetscInt nr = PetscMin(nrb, w->s1 - sb);
-    for (PetscInt t0 = w->q0; t0 < w->q1; t0 += tb) {
-      PetscInt nt = PetscMin(tb, w->q1 - t0), R = nt * nr;
-      for (PetscInt b = 0; b < nt; b++) NNConvWinogradGradientTile(g, ps->dy, t0 + b, sb, nr, Z + b * nr * Cout, R * Cout, w->db, &sc, &w->flops);
-      if (w->dW) {
-        for (PetscInt b = 0; b < nt; b++) NNConvWinogradInputTile(g, ps->x, t0 + b, sb, nr, V + b * nr * Cin, R * Cin, &sc, &w->flops);
-        for (PetscInt pos = 0; pos < npos; pos++)
-          for (PetscInt grp = 0; grp < g->G; grp++)
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Cg, Og, R, 1.0, V + pos * R * Cin + grp * Cg, Cin, Z + pos * R * Cout + grp * Og, Cout, 1.0, w->dW + (pos * g->G + grp) * Cg * Og, Og);
-        w->flops += 2.0 * npos * R * Cg * Cout;
-      }
-      if (ps->dx) {
-        for (PetscInt pos = 0; pos < npos; pos++)
-          for (PetscInt grp = 0; grp < g->G; grp++)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, R, Cg, Og, 1.0, Z + pos * R * Cout + grp * Og, Cout, ps->U + (pos * g->G + grp) * Cg * Og, Og, 0.0, V + pos * R * Cin + grp * Cg, Cin);
-        w->flops += 2.0 * npos * R * Cg * Cout;
-        for (PetscInt b = 0; b < nt; b++) NNConvWinogradInputGradientTile(g, V + b * nr * Cin, R * Cin, t0 + b, sb, nr, ps->dx, &sc, &w->flops);
-      }
-    }
-  }
-}
+#define NN_REAL      PetscScalar
+#define NN_GEMM      cblas_dgemm
+#define NN_SUFFIX
+#define NN_VEC       NNConvVec
+#define NN_VLEN      8
+#define NN_SPARSE    NNConvSparse
+#define NN_PLAN      NNConvPlan
+#define NN_SCRATCH   NNConvWinogradScratch
+#define NN_CONV_PASS NNConvPass
+#define NN_CONV_TASK NNConvTask
+#include "conv_winograd_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+#undef NN_VEC
+#undef NN_VLEN
+#undef NN_SPARSE
+#undef NN_PLAN
+#undef NN_SCRATCH
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK
+#define NN_REAL      float
+#define NN_GEMM      cblas_sgemm
+#define NN_SUFFIX    Single
+#define NN_VEC       NNConvVecSingle
+#define NN_VLEN      16
+#define NN_SPARSE    NNConvSparseSingle
+#define NN_PLAN      NNConvPlanSingle
+#define NN_SCRATCH   NNConvWinogradScratchSingle
+#define NN_CONV_PASS NNConvPassSingle
+#define NN_CONV_TASK NNConvTaskSingle
+#include "conv_winograd_passes.h"
+#undef NN_REAL
+#undef NN_GEMM
+#undef NN_SUFFIX
+#undef NN_VEC
+#undef NN_VLEN
+#undef NN_SPARSE
+#undef NN_PLAN
+#undef NN_SCRATCH
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK
 
 /* vectors of length L laid out one after the other */
 static void NNConvWinogradTable(PetscScalar *base, PetscInt nv, PetscInt L, PetscScalar **tab)
