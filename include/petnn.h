@@ -303,6 +303,8 @@ PETSC_EXTERN PetscErrorCode NNGetOpt(NN, NNOpt *);
 PETSC_EXTERN PetscErrorCode NNSetFromOptions(NN);
 PETSC_EXTERN PetscErrorCode NNSetUp(NN);
 PETSC_EXTERN PetscErrorCode NNSetPoolBeforeActivation(NN, PetscBool);
+PETSC_EXTERN PetscErrorCode NNSetAutoRepartition(NN, PetscBool);
+PETSC_EXTERN PetscErrorCode NNGetAutoRepartition(NN, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNView(NN, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNDestroy(NN *);
 

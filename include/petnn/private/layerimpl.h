@@ -131,6 +131,7 @@ struct _p_NNLayer {
   void     *data;
 };
 
+PETSC_INTERN PetscBool      NNLayerIsPointwise(NNLayer); /* no parameters, no children, as many outputs as inputs */
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
 /* multi-input/multi-output layers (src/layer/interface/layermulti.c) */
 PETSC_INTERN PetscErrorCode NNLayerSetUpMulti(NNLayer, PetscInt, const NNShape[], const char *const[]);
