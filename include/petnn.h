@@ -311,6 +311,8 @@ typedef enum {
 PETSC_EXTERN const char *const NNPrecisions[];
 PETSC_EXTERN PetscErrorCode    NNSetPrecision(NN, NNPrecision);
 PETSC_EXTERN PetscErrorCode    NNGetPrecision(NN, NNPrecision *);
+PETSC_EXTERN PetscErrorCode NNSetAutoRepartition(NN, PetscBool);
+PETSC_EXTERN PetscErrorCode NNGetAutoRepartition(NN, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNView(NN, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNDestroy(NN *);
 

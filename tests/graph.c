@@ -351,6 +351,7 @@ static PetscErrorCode TestErrors(void)
   PetscCall(ExpectError("inputs on a sequential network", "e12_", "-e12_nn_input_shape 3 -e12_nn_layers a,b -e12_a_type dense -e12_a_units 3 -e12_b_type dense -e12_b_units 3 -e12_b_inputs a", "use -e12_nn_type graph"));
   PetscCall(ExpectError("concat in a sequential network", "e13_", "-e13_nn_input_shape 3 -e13_nn_layers a,c -e13_a_type dense -e13_a_units 3 -e13_c_type concat", "the network is sequential"));
   PetscCall(ExpectError("inputs inside a block", "e15_", "-e15_nn_type graph -e15_nn_input_shape 3 -e15_nn_layers a,res -e15_a_type dense -e15_a_units 3 -e15_res_type residual -e15_res_layers f -e15_f_type dense -e15_f_units 3 -e15_f_inputs a", "Layer f inside block res names its inputs"));
+  PetscCall(ExpectError("dense after a convolution in a graph network (no repartition inserted)", "e16_", "-e16_nn_type graph -e16_nn_input_shape 1,6,6 -e16_nn_layers sp,cv,fc -e16_sp_type to_spatial -e16_cv_type conv2d -e16_cv_filters 2 -e16_fc_type dense -e16_fc_units 3", "after spatial layers a spatial_flatten, which sequential networks insert themselves"));
   PetscCall(ExpectError("unknown network type", "e14_", "-e14_nn_type tree -e14_nn_input_shape 3 -e14_nn_layers a -e14_a_type dense -e14_a_units 3", "Network type tree is unknown (-nn_type): valid types are sequential and graph"));
   PetscFunctionReturn(0);
 }

@@ -15,7 +15,8 @@
                      the full input gradient.
    spatial_flatten - DMDA layout -> sequential [n][C*H*W] in PyTorch order, replicated on every
                      rank (each rank writes its subdomain, MPI_Allreduce(SUM)). Adjoint: every rank
-                     takes its own subdomain of the output gradient.
+                     takes its own subdomain of the output gradient. NNSetUp() inserts it where a
+                     layer cannot take a spatial activation (src/nn/interface/nnrepartition.c).
 */
 #include <petnn/private/nnimpl.h>
 
@@ -208,6 +209,11 @@ static PetscErrorCode NNLayerBackwardVec_SpatialFlatten(NNLayer l, PetscInt n, V
 /*MC
    NNLAYERSPATIALFLATTEN - "spatial_flatten": DMDA spatial layout -> flat sequential (C*H*W) samples in
    PyTorch order, replicated on every rank
+
+   Notes:
+   In a sequential network `NNSetUp()` inserts one, named "<layer>_repartition", before a layer that
+   cannot take the spatial activation before it (a dense layer after a convolution or pooling layer),
+   unless `NNSetAutoRepartition()` (-nn_auto_repartition) is off.
 
    Level: beginner
 

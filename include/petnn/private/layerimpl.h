@@ -139,6 +139,7 @@ struct _p_NNLayer {
   void     *data;
 };
 
+PETSC_INTERN PetscBool      NNLayerIsPointwise(NNLayer); /* no parameters, no children, as many outputs as inputs */
 PETSC_INTERN PetscErrorCode NNLayerCheckPointwise(NNLayer);
 /* single precision (src/layer/interface/layersingle.c) */
 PETSC_INTERN PetscBool      NNLayerHasSinglePasses(NNLayer);

@@ -145,11 +145,21 @@ struct _p_NN {
   /* the graph */
   NNShape   inshape;
   PetscInt  nlayers;
-  NNLayer  *layers; /* in the order they run (NNSetUp(): src/nn/interface/nnreorder.c) */
+  NNLayer  *layers; /* in the order they run (NNSetUp(): src/nn/interface/nnreorder.c), the inserted repartitions included */
   struct {
     NNLayer *layers;   /* in the order they were added */
-    PetscInt capacity; /* of both layer arrays */
+    PetscInt n;        /* how many: nlayers less the repartitions NNSetUp() inserted */
+    PetscInt capacity; /* of added.layers; layers holds 2 * capacity (a repartition before each) */
   } added;
+  /* repartitions NNSetUp() inserts where a layer cannot take the spatial (DMDA) activation before it
+     (src/nn/interface/nnrepartition.c): spatial_flatten layers named "<consumer>_repartition", owned here */
+  struct {
+    PetscBool on;        /* -nn_auto_repartition, NNSetAutoRepartition() */
+    PetscInt  n, capacity;
+    NNLayer  *layers;
+    NNLayer  *consumer;  /* the layer each one feeds (borrowed) */
+    PetscBool *used;     /* inserted by the current set-up */
+  } repart;
   struct {
     PetscBool poolfirst; /* NNSetPoolBeforeActivation() */
     PetscInt  nmoved;    /* ReLUs NNSetUp() moved behind the max pooling after them */
@@ -248,6 +258,16 @@ PETSC_INTERN PetscErrorCode NNGraphBackward(NN, PetscInt, Vec, Vec, PetscScalar 
 /* the order the layers run in (src/nn/interface/nnreorder.c) */
 PETSC_INTERN PetscErrorCode NNReorderLayers(NN);
 PETSC_INTERN PetscErrorCode NNViewReordering(NN, PetscViewer);
+PETSC_INTERN PetscErrorCode NNResetLayerOrder(NN); /* the added layers in the order added, no repartitions */
+
+/* repartitions inserted between layouts (src/nn/interface/nnrepartition.c) */
+PETSC_INTERN PetscErrorCode NNSetUpTopLayer(NN, NNLayer, const NNShape *, const char[]); /* src/nn/interface/nnsetup.c */
+PETSC_INTERN PetscErrorCode NNRepartitionBegin(NN);
+PETSC_INTERN PetscErrorCode NNRepartitionSetUpLayer(NN, PetscInt, const NNShape *, Vec);
+PETSC_INTERN PetscErrorCode NNRepartitionEnd(NN);
+PETSC_INTERN PetscErrorCode NNRepartitionDestroy(NN);
+PETSC_INTERN PetscErrorCode NNRepartitionView(NN, NNLayer, PetscViewer);
+PETSC_INTERN PetscBool      NNIsRepartition(NN, NNLayer);
 
 /* networks with spatial input or output (src/nn/interface/nnspatial.c) */
 PETSC_INTERN PetscErrorCode NNStageInput(NN, PetscInt, Vec, Vec *);

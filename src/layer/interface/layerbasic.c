@@ -203,7 +203,7 @@ PetscErrorCode NNLayerCheckInputRank(NNLayer l, PetscInt ndim)
   PetscFunctionBegin;
   if (l->inshape.ndim == ndim) PetscFunctionReturn(0);
   PetscCall(NNShapeToString(&l->inshape, sizeof(s), s));
-  SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs %" PetscInt_FMT "-d samples but %s produces shape %s; put a flatten layer between them", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ndim, l->inputname ? l->inputname : "its input", s);
+  SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Layer %s (%s) needs %" PetscInt_FMT "-d samples but %s produces shape %s; put a flatten layer between them (after spatial layers a %s, which sequential networks insert themselves: -nn_auto_repartition)", ((PetscObject)l)->name, ((PetscObject)l)->type_name, ndim, l->inputname ? l->inputname : "its input", s, NNLAYERSPATIALFLATTEN);
 }
 
 /*@

@@ -4,7 +4,7 @@
 /* tensors another part of the library adds after the type's set-up (the spectral normalization's buffer: src/spectral), set by the package registration */
 PetscErrorCode (*NNLayerSetUpHook)(NNLayer) = NULL;
 
-static PetscBool NNLayerIsPointwise(NNLayer l)
+PetscBool NNLayerIsPointwise(NNLayer l)
 {
   return (PetscBool)(l->nparam == 0 && l->nchildren == 0 && NNShapeSize(&l->inshape) == NNShapeSize(&l->outshape));
 }
@@ -13,7 +13,7 @@ static PetscBool NNLayerIsPointwise(NNLayer l)
 PetscErrorCode NNLayerCheckPointwise(NNLayer l)
 {
   PetscFunctionBegin;
-  PetscCheck(NNLayerIsPointwise(l), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) cannot take the spatial (DMDA) activation of %s: only pointwise layers can; put a %s layer before it", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERSPATIALFLATTEN);
+  PetscCheck(NNLayerIsPointwise(l), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONG, "Layer %s (%s) cannot take the spatial (DMDA) activation of %s: only pointwise layers (no parameters, as many outputs as inputs) can; put a %s layer before it (-nn_auto_repartition inserts one only between the top-level layers of a sequential network)", ((PetscObject)l)->name, ((PetscObject)l)->type_name, l->inputname ? l->inputname : "its input", NNLAYERSPATIALFLATTEN);
   PetscFunctionReturn(0);
 }
 

@@ -131,9 +131,10 @@ static PetscErrorCode NNParallelRebuild(NN net, PetscInt K, PetscInt D, PetscInt
   }
   PetscCall(NNParallelDestroy(&net->par));
   net->par = p;
-  for (PetscInt i = 0; i < net->nlayers; i++) {
-    PetscCall(NNLayerRehome(net->layers[i], NNGetLayerComm(net)));
-    if (newm) net->layers[i]->setupcalled = PETSC_FALSE; /* the partition communicator changed */
+  for (PetscInt i = 0; i < net->added.n + net->repart.n; i++) { /* the added layers and the repartitions NNSetUp() inserted */
+    NNLayer l = i < net->added.n ? net->added.layers[i] : net->repart.layers[i - net->added.n];
+    PetscCall(NNLayerRehome(l, NNGetLayerComm(net)));
+    if (newm) l->setupcalled = PETSC_FALSE; /* the partition communicator changed */
   }
   net->setupcalled = PETSC_FALSE;
   PetscFunctionReturn(0);

@@ -32,6 +32,7 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   nn->training          = PETSC_TRUE;
   nn->init.reinit       = PETSC_TRUE;
   nn->reorder.poolfirst = PETSC_TRUE;
+  nn->repart.on         = PETSC_TRUE;
   PetscCall(PetscStrncpy(nn->loss, NNLOSSCROSSENTROPY, sizeof(nn->loss)));
   NNRandomSeed(&nn->rng, (uint64_t)nn->init.seed);
   PetscCall(PetscObjectChangeTypeName((PetscObject)nn, "sequential"));
@@ -66,7 +67,7 @@ PetscErrorCode NNSetOptionsPrefix(NN net, const char prefix[])
   PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net, prefix));
   if (net->trainer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->trainer, prefix));
   if (net->par && net->par->reducer) PetscCall(PetscObjectSetOptionsPrefix((PetscObject)net->par->reducer, prefix));
-  for (PetscInt i = 0; i < net->nlayers; i++) {
+  for (PetscInt i = 0; i < net->added.n; i++) {
     NNLayer l = net->added.layers[i];
     char    lp[256];
     PetscCall(PetscSNPrintf(lp, sizeof(lp), "%s%s_", prefix ? prefix : "", ((PetscObject)l)->name));
@@ -200,20 +201,20 @@ PetscErrorCode NNAddLayer(NN net, NNLayerType type, const char name[], NNLayer *
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCall(NNGetLayer(net, name, &existing));
   PetscCheck(!existing, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "The network already has a layer named %s; layer names must be unique", name);
-  if (net->nlayers == net->added.capacity) {
+  if (net->added.n == net->added.capacity) {
     NNLayer *more, *moregiven;
     net->added.capacity = PetscMax(8, 2 * net->added.capacity);
-    PetscCall(PetscMalloc2(net->added.capacity, &more, net->added.capacity, &moregiven));
-    if (net->nlayers) PetscCall(PetscArraycpy(more, net->layers, net->nlayers));
-    if (net->nlayers) PetscCall(PetscArraycpy(moregiven, net->added.layers, net->nlayers));
+    /* the running order may hold a repartition before every added layer (NNSetUp()) */
+    PetscCall(PetscMalloc2(2 * net->added.capacity, &more, net->added.capacity, &moregiven));
+    if (net->added.n) PetscCall(PetscArraycpy(moregiven, net->added.layers, net->added.n));
     PetscCall(PetscFree2(net->layers, net->added.layers));
-    net->layers = more;
-    net->added.layers  = moregiven;
+    net->layers       = more;
+    net->added.layers = moregiven;
   }
   PetscCall(NNLayerCreateNamed(NNGetLayerComm(net), ((PetscObject)net)->prefix, type, name, &l)); /* the rank's spatial group */
-  l->rng                       = &net->rng;
-  net->added.layers[net->nlayers]    = l;
-  net->layers[net->nlayers++] = l;
+  l->rng                            = &net->rng;
+  net->added.layers[net->added.n++] = l;
+  PetscCall(NNResetLayerOrder(net)); /* NNSetUp() decides the running order again */
   net->setupcalled            = PETSC_FALSE;
   net->init.reinit                 = PETSC_TRUE;
   if (layer) *layer = l;
@@ -307,8 +308,8 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
   PetscBool same = PETSC_FALSE;
 
   PetscFunctionBegin;
-  if (i < net->nlayers) PetscCall(PetscStrcmp(((PetscObject)net->added.layers[i])->name, name, &same));
-  PetscCheck(same || i >= net->nlayers, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", name, i, ((PetscObject)net->added.layers[i])->name);
+  if (i < net->added.n) PetscCall(PetscStrcmp(((PetscObject)net->added.layers[i])->name, name, &same));
+  PetscCheck(same || i >= net->added.n, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_WRONG, "-nn_layers names %s at position %" PetscInt_FMT " but the network already has layer %s there", name, i, ((PetscObject)net->added.layers[i])->name);
   if (!same) PetscCall(NNAddLayer(net, NULL, name, NULL));
   PetscFunctionReturn(0);
 }
@@ -375,6 +376,11 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCall(PetscOptionsEnum("-nn_precision", "Precision of the activations and their gradients (parameters stay double)", "NNSetPrecision", NNPrecisions, (PetscEnum)net->prec.type, (PetscEnum *)&prec, &flg));
   if (flg) PetscCall(NNSetPrecision(net, prec));
   PetscCall(PetscOptionsBool("-nn_pool_before_activation", "Run max pooling before the ReLU in front of it (same result, fewer entries)", "NNSetPoolBeforeActivation", net->reorder.poolfirst, &net->reorder.poolfirst, NULL));
+  {
+    PetscBool on = net->repart.on;
+    PetscCall(PetscOptionsBool("-nn_auto_repartition", "Insert a spatial_flatten (<layer>_repartition) where a layer cannot take the spatial (DMDA) activation before it", "NNSetAutoRepartition", on, &on, &flg));
+    if (flg) PetscCall(NNSetAutoRepartition(net, on));
+  }
   { /* listed for -help here; NNSpectralViewFromOptions() reads them after training */
     PetscBool on = PETSC_FALSE;
     PetscCall(PetscOptionsBool("-nn_spectral_view", "After training: spectral norm of every layer and the Lipschitz bound " NN_SLEPC_NOTE, "NNOperatorNormView", on, &on, NULL));
@@ -383,7 +389,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)net, PetscOptionsObject)); /* the trainer's options (NNGetTrainer()) */
   PetscOptionsEnd();
   net->setfromoptionscalled = PETSC_TRUE;
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerSetFromOptions(net->layers[i]));
+  for (PetscInt i = 0; i < net->added.n; i++) PetscCall(NNLayerSetFromOptions(net->added.layers[i])); /* inserted repartitions have no options */
   if (NNTrainerConstructor) PetscCall((*NNTrainerConstructor)(net)); /* the trainer and its optimizer read -nn_epochs, -opt_type, ... (NNGetTrainer()) */
   net->setupcalled = PETSC_FALSE;
   net->init.reinit      = PETSC_TRUE;
@@ -503,7 +509,7 @@ PetscErrorCode NNCreateBatchVecs(NN net, Vec *x, Vec *t)
 PetscErrorCode NNView(NN net, PetscViewer viewer)
 {
   PetscBool iascii;
-  PetscInt  np = 0, nb = 0, nact = 0;
+  PetscInt  np = 0, nb = 0, nact = 0, ninserted = 0;
   char      in[64];
 
   PetscFunctionBegin;
@@ -514,7 +520,9 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   PetscCall(PetscObjectPrintClassNamePrefixType((PetscObject)net, viewer));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(NNShapeToString(&net->inshape, sizeof(in), in));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers\n", in, net->nbatch, net->loss, net->nlayers));
+  for (PetscInt i = 0; i < net->nlayers; i++) ninserted += NNIsRepartition(net, net->layers[i]) ? 1 : 0;
+  if (ninserted) PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers, %" PetscInt_FMT " of them inserted by NNSetUp() (-%snn_auto_repartition)\n", in, net->nbatch, net->loss, net->nlayers, ninserted, ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : ""));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "input %s, batch size %" PetscInt_FMT ", loss %s, %" PetscInt_FMT " layers\n", in, net->nbatch, net->loss, net->nlayers));
   if (net->lossops.view) PetscCall((*net->lossops.view)(&net->lossops, viewer)); /* the loss's parameters */
   if (net->spatial.indm) {
     PetscInt m, nn, p;
@@ -532,7 +540,10 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
   }
   PetscCall(NNParallelView(net, viewer));
   if (net->prec.type != NN_PRECISION_DOUBLE) PetscCall(NNPrecisionView(net, viewer)); /* double, the default, goes unsaid */
-  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerView(net->layers[i], viewer));
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    PetscCall(NNLayerView(net->layers[i], viewer));
+    PetscCall(NNRepartitionView(net, net->layers[i], viewer)); /* says why NNSetUp() inserted it */
+  }
   PetscCall(NNViewReordering(net, viewer));
   PetscCall(NNGraphView(net, viewer));
   if (net->setupcalled) {
@@ -565,8 +576,9 @@ PetscErrorCode NNDestroy(NN *net)
     *net = NULL;
     PetscFunctionReturn(0);
   }
-  for (PetscInt i = 0; i < (*net)->nlayers; i++) PetscCall(NNLayerDestroy(&(*net)->layers[i]));
+  for (PetscInt i = 0; i < (*net)->added.n; i++) PetscCall(NNLayerDestroy(&(*net)->added.layers[i]));
   PetscCall(PetscFree2((*net)->layers, (*net)->added.layers));
+  PetscCall(NNRepartitionDestroy(*net));
   PetscCall(NNDestroyActivationVecs(*net));
   PetscCall(NNGraphReset(*net));
   PetscCall(VecDestroy(&(*net)->theta));

@@ -20,12 +20,13 @@
 
    Notes:
    After `NNSetUp()` the order is the one the layers run in, which differs from the order they
-   were added when `NNSetPoolBeforeActivation()` moved activations. Nested layers (of residual
-   and ode blocks) are reached with `NNLayerGetChildren()` or by name with `NNGetLayer()`.
+   were added when `NNSetPoolBeforeActivation()` moved activations, and holds the repartitions
+   `NNSetUp()` inserted (`NNSetAutoRepartition()`). Nested layers (of residual and ode blocks) are
+   reached with `NNLayerGetChildren()` or by name with `NNGetLayer()`.
 
    Level: intermediate
 
-.seealso: `NNGetLayer()`, `NNAddLayer()`, `NNLayerGetChildren()`, `NNGetNumMovedActivations()`
+.seealso: `NNGetLayer()`, `NNAddLayer()`, `NNLayerGetChildren()`, `NNGetNumMovedActivations()`, `NNSetAutoRepartition()`
 @*/
 PetscErrorCode NNGetLayers(NN net, PetscInt *n, const NNLayer *layers[])
 {

@@ -15,12 +15,21 @@
 */
 #include <petnn/private/nnimpl.h>
 
+/* the running order is the added order again (repartitions are inserted by NNSetUp() after NNReorderLayers()) */
+PetscErrorCode NNResetLayerOrder(NN net)
+{
+  PetscFunctionBegin;
+  if (net->added.n) PetscCall(PetscArraycpy(net->layers, net->added.layers, net->added.n));
+  net->nlayers = net->added.n;
+  PetscFunctionReturn(0);
+}
+
 /* the layers in execution order: the given order, with every relu that a max pooling layer follows
    moved behind it */
 PetscErrorCode NNReorderLayers(NN net)
 {
   PetscFunctionBegin;
-  PetscCall(PetscArraycpy(net->layers, net->added.layers, net->nlayers));
+  PetscCall(NNResetLayerOrder(net));
   net->reorder.nmoved = 0;
   if (!net->reorder.poolfirst || net->graph.on) PetscFunctionReturn(0); /* a graph's layers do not form a chain to reorder */
   for (PetscInt i = 0; i + 1 < net->nlayers; i++) {
@@ -73,13 +82,20 @@ PetscErrorCode NNSetPoolBeforeActivation(NN net, PetscBool flg)
 /* NNView(): which layers run in another order than given */
 PetscErrorCode NNViewReordering(NN net, PetscViewer viewer)
 {
+  NNLayer *run;
+  PetscInt n = 0;
+
   PetscFunctionBegin;
   if (!net->reorder.nmoved) PetscFunctionReturn(0);
+  PetscCall(PetscMalloc1(net->nlayers, &run)); /* the running order without inserted repartitions lines up with the added one */
+  for (PetscInt i = 0; i < net->nlayers; i++)
+    if (!NNIsRepartition(net, net->layers[i])) run[n++] = net->layers[i];
   PetscCall(PetscViewerASCIIPrintf(viewer, "max pooling runs before the ReLU in front of it (same result, fewer entries; -nn_pool_before_activation 0 to keep the given order):"));
   PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
-  for (PetscInt i = 0; i + 1 < net->nlayers; i++)
-    if (net->layers[i + 1] == net->added.layers[i] && net->layers[i] == net->added.layers[i + 1]) PetscCall(PetscViewerASCIIPrintf(viewer, " %s after %s", ((PetscObject)net->layers[i + 1])->name, ((PetscObject)net->layers[i])->name));
+  for (PetscInt i = 0; i + 1 < n && i + 1 < net->added.n; i++)
+    if (run[i + 1] == net->added.layers[i] && run[i] == net->added.layers[i + 1]) PetscCall(PetscViewerASCIIPrintf(viewer, " %s after %s", ((PetscObject)run[i + 1])->name, ((PetscObject)run[i])->name));
   PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
   PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+  PetscCall(PetscFree(run));
   PetscFunctionReturn(0);
 }

@@ -149,6 +149,55 @@ PetscErrorCode NNVisitTensorsGlobal(NN net, NNTensorVisitor visit, void *ctx)
   PetscFunctionReturn(0);
 }
 
+/* sets up top-level layer l of a sequential network for samples of shape s made by inputname (for its error messages) */
+PetscErrorCode NNSetUpTopLayer(NN net, NNLayer l, const NNShape *s, const char inputname[])
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
+  PetscCall(NNLayerSetInputShape(l, s));
+  l->inputname = inputname;
+  PetscCall(NNLayerSetTraining(l, net->training));
+  l->part.comm = NNGetPartitionComm(net);
+  PetscCall(NNLayerSetUp(l));
+  PetscFunctionReturn(0);
+}
+
+/* the layers of a sequential network in order, each with its output Vec: whether a layer can take its
+   input depends on the input's layout (DMDA or sequential), which the layer before it decides when it
+   makes its output Vec; where a layer cannot take a spatial activation a repartition goes in before it
+   (src/nn/interface/nnrepartition.c) */
+static PetscErrorCode NNSetUpSequential(NN net)
+{
+  NNShape  s   = net->inshape;
+  PetscInt cap = 2 * net->added.n + 1; /* at most one repartition before each layer */
+
+  PetscFunctionBegin;
+  PetscCall(NNDestroyActivationVecs(net));
+  PetscCall(VecDestroy(&net->spatial.tspatial));
+  net->nact = cap; /* until the end, so that a failed set-up frees what it made (the arrays are zeroed) */
+  PetscCall(PetscCalloc1(cap, &net->act));
+  PetscCall(PetscCalloc1(cap, &net->dact));
+  PetscCall(NNCreateInputVec(net, &net->act[0])); /* act[i] is the input of layer i; act[0] only a staging area for NNPredict() */
+  PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
+  PetscCall(NNRepartitionBegin(net));
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer l;
+    DM      dmin = NULL;
+
+    PetscCall(NNRepartitionSetUpLayer(net, i, &s, net->act[i])); /* may insert a repartition at i */
+    l = net->layers[i];
+    PetscCall(NNSetUpTopLayer(net, l, &s, i ? ((PetscObject)net->layers[i - 1])->name : "the network input"));
+    s = l->outshape;
+    PetscCall(VecGetDM(net->act[i], &dmin)); /* spatial layers build their DMs to match their input's */
+    PetscCall(NNLayerSetInputDM(l, dmin));
+    PetscCall(NNLayerCreateOutputVec(l, &net->act[i + 1])); /* each layer decides the layout of its output (sequential, DMDA) */
+    PetscCall(VecDuplicate(net->act[i + 1], &net->dact[i + 1]));
+  }
+  PetscCall(NNRepartitionEnd(net));
+  net->nact = net->nlayers + 1;
+  PetscFunctionReturn(0);
+}
+
 /*@
    NNSetUp - sets up the layers, checks their shapes, lays out and initializes the parameters
 
@@ -159,13 +208,16 @@ PetscErrorCode NNVisitTensorsGlobal(NN net, NNTensorVisitor visit, void *ctx)
    it initializes again (discarding trained or loaded parameters); after a change of the batch
    size alone it keeps parameters, optimizer state and counters.
 
+   In a sequential network, where a layer cannot take the spatial (DMDA) activation before it
+   (a dense layer after a convolution) it inserts a spatial_flatten layer named
+   "<layer>_repartition" (`NNSetAutoRepartition()`); the inserted layers have no parameters.
+
    Level: beginner
 
-.seealso: `NNSetFromOptions()`, `NNView()`
+.seealso: `NNSetFromOptions()`, `NNView()`, `NNSetAutoRepartition()`
 @*/
 PetscErrorCode NNSetUp(NN net)
 {
-  NNShape      s;
   PetscInt     np = 0, nb = 0;
   PetscScalar *theta, *buf;
   MPI_Comm     comm;
@@ -178,18 +230,10 @@ PetscErrorCode NNSetUp(NN net)
   PetscCheck(net->inshape.ndim > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "The network has no input shape: give -%snn_input_shape or call NNSetInputShape() (a training data set sets it too)", ((PetscObject)net)->prefix ? ((PetscObject)net)->prefix : "");
   PetscCall(NNLossSetUpOps(net->loss, &net->lossops));
   PetscCall(NNReorderLayers(net));
-  s = net->inshape;
   if (net->graph.on) PetscCall(NNGraphSetUpLayers(net)); /* src/nn/interface/nngraph.c */
-  else PetscCall(NNGraphCheckSequential(net));
-  for (PetscInt i = 0; i < net->nlayers && !net->graph.on; i++) {
-    NNLayer l = net->layers[i];
-    PetscCall(NNLayerSetBatchCapacity(l, net->nbatch));
-    PetscCall(NNLayerSetInputShape(l, &s));
-    l->inputname = i ? ((PetscObject)net->layers[i - 1])->name : "the network input";
-    PetscCall(NNLayerSetTraining(l, net->training));
-    l->part.comm = NNGetPartitionComm(net);
-    PetscCall(NNLayerSetUp(l));
-    s = l->outshape;
+  else {
+    PetscCall(NNGraphCheckSequential(net));
+    PetscCall(NNSetUpSequential(net)); /* with the activation Vecs */
   }
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNCheckUniqueNames(net, net->layers[i]));
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNGraphCheckChildren(net, net->layers[i]));
@@ -224,21 +268,15 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(VecRestoreArray(net->theta, &theta));
   }
 
-  /* activations: act[i] is the input of layer i; act[0] is only a staging area for NNPredict() */
-  PetscCall(NNDestroyActivationVecs(net));
-  net->nact = net->graph.on ? net->graph.nnodes : net->nlayers + 1;
-  PetscCall(PetscCalloc1(net->nact, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
-  PetscCall(PetscCalloc1(net->nact, &net->dact));
-  PetscCall(VecDestroy(&net->spatial.tspatial));
-  PetscCall(NNCreateInputVec(net, &net->act[0]));
-  PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
-  if (net->graph.on) PetscCall(NNGraphCreateVecs(net));
-  for (PetscInt i = 1; i <= net->nlayers && !net->graph.on; i++) { /* each layer decides the layout of its output (sequential, DMDA) */
-    DM dmin = NULL;
-    PetscCall(VecGetDM(net->act[i - 1], &dmin)); /* spatial layers build their DMs to match their input's */
-    PetscCall(NNLayerSetInputDM(net->layers[i - 1], dmin));
-    PetscCall(NNLayerCreateOutputVec(net->layers[i - 1], &net->act[i]));
-    PetscCall(VecDuplicate(net->act[i], &net->dact[i]));
+  if (net->graph.on) { /* the activations of a graph's nodes (those of a sequential network exist already) */
+    PetscCall(NNDestroyActivationVecs(net));
+    net->nact = net->graph.nnodes;
+    PetscCall(PetscCalloc1(net->nact, &net->act)); /* zeroed: NNDestroy() after a failed set-up frees only what exists */
+    PetscCall(PetscCalloc1(net->nact, &net->dact));
+    PetscCall(VecDestroy(&net->spatial.tspatial));
+    PetscCall(NNCreateInputVec(net, &net->act[0]));
+    PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
+    PetscCall(NNGraphCreateVecs(net));
   }
   PetscCall(NNPrecisionSetUp(net)); /* float copies of the activations (-nn_precision single) */
   if (net->init.reinit) net->init.count++; /* the trainer's optimizer state and restart cursor start over (NNGetTrainerCursor()) */
