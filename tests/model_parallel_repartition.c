@@ -495,35 +495,38 @@ int main(int argc, char **argv)
   return 0;
 }
 
+/* the serial copy's view (printed by every run) names its convolutions' thread counts: one thread each, whatever
+   OPENBLAS_NUM_THREADS is */
 /*TEST
 
    test:
       suffix: 1
+      args: -ser_cv1_threads 1 -ser_cv2_threads 1
       output_file: output/model_parallel_repartition.out
 
    test:
       suffix: 2
       nsize: 2
-      args: -sp_da_processors_x 2 -sp_da_processors_y 1 -flat_sp_da_processors_x 1 -flat_sp_da_processors_y 2
+      args: -ser_cv1_threads 1 -ser_cv2_threads 1 -sp_da_processors_x 2 -sp_da_processors_y 1 -flat_sp_da_processors_x 1 -flat_sp_da_processors_y 2
       output_file: output/model_parallel_repartition.out
 
    test:
       suffix: 3
       nsize: 3
-      args: -sp_da_processors_x 1 -sp_da_processors_y 3 -flat_sp_da_processors_x 3 -flat_sp_da_processors_y 1
+      args: -ser_cv1_threads 1 -ser_cv2_threads 1 -sp_da_processors_x 1 -sp_da_processors_y 3 -flat_sp_da_processors_x 3 -flat_sp_da_processors_y 1
       output_file: output/model_parallel_repartition.out
 
    test:
       suffix: 4
       nsize: 4
-      args: -sp_da_processors_x 2 -sp_da_processors_y 2 -flat_sp_da_processors_x 2 -flat_sp_da_processors_y 2
+      args: -ser_cv1_threads 1 -ser_cv2_threads 1 -sp_da_processors_x 2 -sp_da_processors_y 2 -flat_sp_da_processors_x 2 -flat_sp_da_processors_y 2
       output_file: output/model_parallel_repartition.out
 
    # NNTrain with 2 data groups of 2 spatial ranks each
    test:
       suffix: dp
       nsize: 4
-      args: -sp_da_processors_x 2 -sp_da_processors_y 2 -dp_nn_data_groups 2 -dp_nn_allreduce {{mpi shared}}
+      args: -ser_cv1_threads 1 -ser_cv2_threads 1 -sp_da_processors_x 2 -sp_da_processors_y 2 -dp_nn_data_groups 2 -dp_nn_allreduce {{mpi shared}}
       output_file: output/model_parallel_repartition.out
 
 TEST*/

@@ -250,4 +250,10 @@ int main(int argc, char **argv)
      command: bash ${PETNN_SOURCE_DIR}/tests/restart.sh ${exe} "${mpiexec}" 2 -nn_shard_optimizer
      output_file: output/restart_kill.out
 
+   # single precision: the resumed run on the same ranks is bitwise the uninterrupted one too
+   test:
+     suffix: kill_single
+     command: bash ${PETNN_SOURCE_DIR}/tests/restart.sh ${exe} "${mpiexec}" 2 -nn_precision single
+     output_file: output/restart_kill.out
+
 TEST*/

@@ -108,4 +108,10 @@ int main(int argc, char **argv)
      nsize: 4
      args: -nn_tournament_trainers 2 -nn_data_groups 2 -nn_monitor -nn_shard_optimizer 0
 
+   test:
+     suffix: 4_dp_single
+     nsize: 4
+     args: -nn_tournament_trainers 2 -nn_data_groups 2 -nn_monitor -nn_precision single
+     output_file: output/tournament_4_dp.out
+
 TEST*/

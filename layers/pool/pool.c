@@ -147,187 +147,16 @@ static inline PetscInt PoolPixel(const PoolGeom *g, const PetscInt lo[3], PetscI
   return ((lo[2] + tz - g->gs[2]) * g->gm[1] + (lo[1] + ty - g->gs[1])) * g->gm[0] + (lo[0] + tx - g->gs[0]);
 }
 
-static PetscErrorCode NNPoolForwardMax(NNLayer_Pool *d, const PoolGeom *g, const PetscScalar *x, PetscScalar *y)
-{
-  const PetscInt D = g->D;
-  PetscInt       o[3], lo[3], t0[3], t1[3];
-
-  PetscFunctionBegin;
-  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
-    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
-      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
-        PetscInt     opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
-        PetscScalar *yp   = y + opix * D;
-        PetscInt    *ap   = d->arg + opix * D;
-
-        PoolWindow(g, o, lo, t0, t1);
-        if (t1[0] - t0[0] == 2 && t1[1] - t0[1] == 2 && t1[2] - t0[2] == 1) { /* 2 x 2 taps (2x2 windows, the common case): one pass, no reloads */
-          const PetscScalar *restrict x0 = x + PoolPixel(g, lo, t0[0], t0[1], t0[2]) * D, *restrict x1 = x0 + D;
-          const PetscScalar *restrict x2 = x + PoolPixel(g, lo, t0[0], t0[1] + 1, t0[2]) * D, *restrict x3 = x2 + D;
-          const PetscInt              tb = (t0[2] * g->k[1] + t0[1]) * g->k[0] + t0[0], ta[4] = {tb, tb + 1, tb + g->k[0], tb + g->k[0] + 1};
-          PetscScalar *restrict       m  = yp;
-          PetscInt *restrict          a  = ap;
-          for (PetscInt j = 0; j < D; j++) {
-            PetscScalar mv = x0[j], v;
-            PetscInt    av = ta[0];
-            int         gt;
-            v  = x1[j];
-            gt = v > mv || v != v;
-            mv = gt ? v : mv;
-            av = gt ? ta[1] : av;
-            v  = x2[j];
-            gt = v > mv || v != v;
-            mv = gt ? v : mv;
-            av = gt ? ta[2] : av;
-            v  = x3[j];
-            gt = v > mv || v != v;
-            mv = gt ? v : mv;
-            av = gt ? ta[3] : av;
-            m[j] = mv;
-            a[j] = av;
-          }
-          continue;
-        }
-        for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
-          PetscInt  jn    = PetscMin(NN_POOL_BLOCK, D - j0);
-          PetscBool first = PETSC_TRUE;
-          for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
-            for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
-              for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
-                const PetscScalar *restrict xp = x + PoolPixel(g, lo, tx, ty, tz) * D + j0;
-                PetscScalar *restrict       m  = yp + j0;
-                PetscInt *restrict          a  = ap + j0;
-                const PetscInt              t  = (tz * g->k[1] + ty) * g->k[0] + tx;
-                if (first) {
-                  for (PetscInt j = 0; j < jn; j++) {
-                    m[j] = xp[j];
-                    a[j] = t;
-                  }
-                  first = PETSC_FALSE;
-                } else {
-                  for (PetscInt j = 0; j < jn; j++) {
-                    const PetscScalar v  = xp[j];
-                    const int         gt = v > m[j] || v != v; /* the first maximum wins; NaN propagates */
-                    m[j]                 = gt ? v : m[j];
-                    a[j]                 = gt ? t : a[j];
-                  }
-                }
-              }
-        }
-      }
-  d->haveforward = PETSC_TRUE;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNPoolForwardAvg(const PoolGeom *g, const PetscScalar *x, PetscScalar *y)
-{
-  const PetscInt    D   = g->D;
-  const PetscScalar div = (PetscScalar)g->ntap; /* count_include_pad: the full window */
-  PetscInt          o[3], lo[3], t0[3], t1[3];
-
-  PetscFunctionBegin;
-  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
-    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
-      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
-        PetscInt     opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
-        PetscScalar *yp   = y + opix * D;
-
-        PoolWindow(g, o, lo, t0, t1);
-        if (t1[0] - t0[0] == 2 && t1[1] - t0[1] == 2 && t1[2] - t0[2] == 1) { /* 2 x 2 taps: one pass */
-          const PetscScalar *restrict x0 = x + PoolPixel(g, lo, t0[0], t0[1], t0[2]) * D, *restrict x1 = x0 + D;
-          const PetscScalar *restrict x2 = x + PoolPixel(g, lo, t0[0], t0[1] + 1, t0[2]) * D, *restrict x3 = x2 + D;
-          PetscScalar *restrict       m  = yp;
-          for (PetscInt j = 0; j < D; j++) m[j] = (((x0[j] + x1[j]) + x2[j]) + x3[j]) / div;
-          continue;
-        }
-        for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
-          PetscInt           jn    = PetscMin(NN_POOL_BLOCK, D - j0);
-          PetscScalar *restrict m  = yp + j0;
-          PetscBool          first = PETSC_TRUE;
-          for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
-            for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
-              for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
-                const PetscScalar *restrict xp = x + PoolPixel(g, lo, tx, ty, tz) * D + j0;
-                if (first) {
-                  for (PetscInt j = 0; j < jn; j++) m[j] = xp[j];
-                  first = PETSC_FALSE;
-                } else
-                  for (PetscInt j = 0; j < jn; j++) m[j] += xp[j];
-              }
-          for (PetscInt j = 0; j < jn; j++) m[j] /= div;
-        }
-      }
-  PetscFunctionReturn(0);
-}
-
-/* dx (the input box) from dy: written once per pixel for non-overlapping windows (dx zeroed by the
-   caller unless the windows tile the box), accumulated for overlapping ones (dx zeroed) */
-static PetscErrorCode NNPoolBackwardMax(NNLayer_Pool *d, const PoolGeom *g, const PetscScalar *dy, PetscScalar *dx)
-{
-  const PetscInt D       = g->D;
-  const PetscBool overlap = (PetscBool)(g->s[0] < g->k[0] || g->s[1] < g->k[1] || g->s[2] < g->k[2]);
-  PetscInt       o[3], lo[3], t0[3], t1[3];
-
-  PetscFunctionBegin;
-  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
-    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
-      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
-        PetscInt           opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
-        const PetscScalar *gp   = dy + opix * D;
-        const PetscInt    *ap   = d->arg + opix * D;
-
-        PoolWindow(g, o, lo, t0, t1);
-        if (overlap) {
-          const PetscInt base = PoolPixel(g, lo, 0, 0, 0); /* may lie outside the box: only valid taps are argmaxes */
-          for (PetscInt j = 0; j < D; j++) dx[(base + d->toff[ap[j]]) * D + j] += gp[j];
-        } else {
-          for (PetscInt j0 = 0; j0 < D; j0 += NN_POOL_BLOCK) {
-            const PetscInt                 jn = PetscMin(NN_POOL_BLOCK, D - j0);
-            const PetscInt *restrict       a  = ap + j0;
-            const PetscScalar *restrict    gg = gp + j0;
-            for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
-              for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
-                for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
-                  PetscScalar *restrict xp = dx + PoolPixel(g, lo, tx, ty, tz) * D + j0;
-                  const PetscInt        t  = (tz * g->k[1] + ty) * g->k[0] + tx;
-                  for (PetscInt j = 0; j < jn; j++) {
-                    const PetscScalar v = gg[j]; /* loaded unconditionally so the select vectorizes */
-                    xp[j]               = a[j] == t ? v : 0.0;
-                  }
-                }
-          }
-        }
-      }
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNPoolBackwardAvg(const PoolGeom *g, const PetscScalar *dy, PetscScalar *dx)
-{
-  const PetscInt    D       = g->D;
-  const PetscScalar div     = (PetscScalar)g->ntap;
-  const PetscBool   overlap = (PetscBool)(g->s[0] < g->k[0] || g->s[1] < g->k[1] || g->s[2] < g->k[2]);
-  PetscInt          o[3], lo[3], t0[3], t1[3];
-
-  PetscFunctionBegin;
-  for (o[2] = g->os[2]; o[2] < g->os[2] + g->om[2]; o[2]++)
-    for (o[1] = g->os[1]; o[1] < g->os[1] + g->om[1]; o[1]++)
-      for (o[0] = g->os[0]; o[0] < g->os[0] + g->om[0]; o[0]++) {
-        PetscInt           opix = ((o[2] - g->os[2]) * g->om[1] + (o[1] - g->os[1])) * g->om[0] + (o[0] - g->os[0]);
-        const PetscScalar *gp   = dy + opix * D;
-
-        PoolWindow(g, o, lo, t0, t1);
-        for (PetscInt tz = t0[2]; tz < t1[2]; tz++)
-          for (PetscInt ty = t0[1]; ty < t1[1]; ty++)
-            for (PetscInt tx = t0[0]; tx < t1[0]; tx++) {
-              PetscScalar *restrict xp = dx + PoolPixel(g, lo, tx, ty, tz) * D;
-              if (overlap)
-                for (PetscInt j = 0; j < D; j++) xp[j] += gp[j] / div;
-              else
-                for (PetscInt j = 0; j < D; j++) xp[j] = gp[j] / div;
-            }
-      }
-  PetscFunctionReturn(0);
-}
+#define NN_REAL   PetscScalar
+#define NN_SUFFIX Double
+#include "pool_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
+#define NN_REAL   float
+#define NN_SUFFIX Single
+#include "pool_passes.h"
+#undef NN_REAL
+#undef NN_SUFFIX
 
 static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
 {
@@ -342,8 +171,8 @@ static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED,
   PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  if (d->max) PetscCall(NNPoolForwardMax(d, &g, xa, ya));
-  else PetscCall(NNPoolForwardAvg(&g, xa, ya));
+  if (d->max) PetscCall(NNPoolForwardMaxDouble(d, &g, xa, ya));
+  else PetscCall(NNPoolForwardAvgDouble(&g, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&d->h));
@@ -366,11 +195,44 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   if (!d->tiles) PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
-  if (d->max) PetscCall(NNPoolBackwardMax(d, &g, dya, dxa));
-  else PetscCall(NNPoolBackwardAvg(&g, dya, dxa));
+  if (d->max) PetscCall(NNPoolBackwardMaxDouble(d, &g, dya, dxa));
+  else PetscCall(NNPoolBackwardAvgDouble(&g, dya, dxa));
   PetscCall(VecRestoreArray(dxin, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): the same loops on float arrays, the halo exchanged in float */
+static PetscErrorCode NNLayerForwardSingle_Pool(NNLayer l, PetscInt n PETSC_UNUSED, const float *x, float *y)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+  PoolGeom      g;
+  const float  *xin;
+
+  PetscFunctionBegin;
+  PetscCall(NNPoolGeometry(l, &g));
+  PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin));
+  if (d->max) PetscCall(NNPoolForwardMaxSingle(d, &g, xin, y));
+  else PetscCall(NNPoolForwardAvgSingle(&g, xin, y));
+  PetscCall(NNSpatialHaloRestoreInputSingle(&d->h));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_Pool(NNLayer l, PetscInt n PETSC_UNUSED, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  NNLayer_Pool *d = (NNLayer_Pool *)l->data;
+  PoolGeom      g;
+  float        *dxin;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCheck(!d->max || d->haveforward, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): run the forward pass before the backward pass (it stores the argmax)", ((PetscObject)l)->name, NNPoolName(l));
+  PetscCall(NNPoolGeometry(l, &g));
+  PetscCall(NNSpatialHaloGetInputGradientSingle(&d->h, dx, &dxin)); /* zeroed */
+  if (d->max) PetscCall(NNPoolBackwardMaxSingle(d, &g, dy, dxin));
+  else PetscCall(NNPoolBackwardAvgSingle(&g, dy, dxin));
+  PetscCall(NNSpatialHaloRestoreInputGradientSingle(&d->h, dx));
   PetscFunctionReturn(0);
 }
 
@@ -397,6 +259,8 @@ static PetscErrorCode NNLayerCreate_Pool(NNLayer l, PetscInt nd, PetscBool max)
   l->ops->setup           = NNLayerSetUp_Pool;
   l->ops->forwardvec      = NNLayerForwardVec_Pool;
   l->ops->backwardvec     = NNLayerBackwardVec_Pool;
+  l->ops->forwardsingle   = NNLayerForwardSingle_Pool;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_Pool;
   l->ops->createoutputvec = NNLayerCreateOutputVec_Pool;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Pool;
   l->ops->view            = NNLayerView_Pool;

@@ -196,9 +196,7 @@ struct _p_NN {
     NNPrecision      type;
     float          **act, **dact;  /* [nact] */
     PetscInt        *len;          /* [nact] local entries of act[i] */
-    float           *theta, *dtheta;
-    PetscObjectState thetastate;   /* of the parameter Vec when theta was copied from it */
-    PetscBool        thetavalid;
+    float           *theta, *dtheta; /* the parameters, copied at the start of every pass; a layer's float gradient */
   } prec;
   struct {
     DM  indm;     /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */

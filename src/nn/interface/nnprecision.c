@@ -1,7 +1,7 @@
 /*
    Single precision (-nn_precision single): the precision is a property of the activations, not a fork of the
    network. The network keeps a float copy of every activation and activation gradient beside act[] and dact[],
-   and a float working copy of the parameters, refreshed whenever the parameter Vec changed. Layer types with
+   and a float working copy of the parameters, made at the start of every pass. Layer types with
    single-precision passes (ops forwardsingle/backwardsingle) run on the float arrays; the others run their
    double passes on the double Vecs, converted from float at their input and rounded to float at their output,
    so every activation a layer hands on holds float values either way. The master parameters, the gradient
@@ -79,7 +79,6 @@ PetscErrorCode NNPrecisionReset(NN net)
   PetscCall(PetscFree(net->prec.len));
   PetscCall(PetscFree(net->prec.theta));
   PetscCall(PetscFree(net->prec.dtheta));
-  net->prec.thetavalid = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -103,7 +102,6 @@ PetscErrorCode NNPrecisionSetUp(NN net)
   PetscCall(PetscMalloc1(np, &net->prec.theta));
   for (PetscInt i = 0; i < net->nlayers; i++) maxp = PetscMax(maxp, net->layers[i]->nparam);
   PetscCall(PetscMalloc1(maxp, &net->prec.dtheta));
-  net->prec.thetavalid = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -192,20 +190,15 @@ static PetscErrorCode NNSingleLength(NN net, PetscInt i, PetscInt n, Vec x, Pets
   PetscFunctionReturn(0);
 }
 
-/* the float parameter copy, refreshed when the parameter Vec changed since the last copy */
+/* the float parameter copy, made anew for every pass: the parameter Vec's state cannot tell when other ranks changed
+   the parameters (data-parallel groups share them in an MPI shared-memory window, tournaments swap them) */
 static PetscErrorCode NNSingleParameters(NN net)
 {
-  PetscObjectState state;
+  PetscInt np;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)net->theta, &state));
-  if (!net->prec.thetavalid || state != net->prec.thetastate) {
-    PetscInt np;
-    PetscCall(VecGetLocalSize(net->theta, &np));
-    PetscCall(NNVecToFloat(np, net->theta, net->prec.theta));
-    PetscCall(PetscObjectStateGet((PetscObject)net->theta, &net->prec.thetastate));
-    net->prec.thetavalid = PETSC_TRUE;
-  }
+  PetscCall(VecGetLocalSize(net->theta, &np));
+  PetscCall(NNVecToFloat(np, net->theta, net->prec.theta));
   for (PetscInt i = 0; i < net->nlayers; i++) {
     net->layers[i]->stheta  = net->prec.theta + net->layers[i]->poff;
     net->layers[i]->sdtheta = net->prec.dtheta;
