@@ -46,16 +46,11 @@ static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-#define NN_REAL   PetscScalar
-#define NN_SUFFIX Double
+#include <petnn/private/nnrealdouble.h>
 #include "activation_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
-#define NN_REAL   float
-#define NN_SUFFIX Single
+#include <petnn/private/nnrealsingle.h>
 #include "activation_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
+#include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerSetFromOptions_LeakyReLU(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
@@ -131,8 +126,8 @@ static PetscErrorCode NNLayerCreate_Activation(NNLayer l, PetscReal (*f)(PetscRe
   a->df             = df;
   l->data           = a;
   l->ops->setup          = NNLayerSetUp_Activation;
-  l->ops->forward        = NNActivationForwardDouble;
-  l->ops->backward       = NNActivationBackwardDouble;
+  l->ops->forward        = NNActivationForward;
+  l->ops->backward       = NNActivationBackward;
   l->ops->forwardsingle  = NNActivationForwardSingle;
   l->ops->backwardsingle = NNActivationBackwardSingle;
   l->ops->destroy        = NNLayerDestroy_Activation;

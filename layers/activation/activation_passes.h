@@ -1,6 +1,6 @@
-/* The pointwise activations' loops for one precision: activation.c includes this file with NN_REAL double and
-   NN_SUFFIX Double (its passes) and with float and Single (-nn_precision single). f and df are evaluated in
-   double either way; ReLU keeps its branch-free loop, which the compiler vectorizes. */
+/* The pointwise activations' loops, a precision template (include/petnn/private/nnrealdouble.h) that activation.c
+   compiles in double and in float. f and df are evaluated in double either way; ReLU keeps its branch-free loop, which
+   the compiler vectorizes. */
 static PetscErrorCode PetscConcat(NNActivationForward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *x, NN_REAL *y)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;

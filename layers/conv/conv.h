@@ -46,7 +46,7 @@ typedef struct {
   NNConvWinograd  w;                        /* alg == NN_CONV_WINOGRAD */
 } NNConvGeom;
 
-/* what one pass computes, in double (NNConvPass) or, for -nn_precision single, in float (NNConvPassSingle, im2col only) */
+/* what one pass computes, in double (NNConvPass) or, for -nn_precision single, in float (NNConvPassSingle) */
 #define NN_CONV_PASS_STRUCT(real) \
   struct { \
     const real *x;  /* ghosted input (forward and backward) */ \

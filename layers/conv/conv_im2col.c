@@ -103,25 +103,8 @@ PetscInt NNConvIm2colDefaultRows(PetscInt Ka)
   return PetscMin(1024, PetscMax(1, 65536 / Ka));
 }
 
-#define NN_REAL      PetscScalar
-#define NN_GEMM      cblas_dgemm
-#define NN_SUFFIX
-#define NN_CONV_PASS NNConvPass
-#define NN_CONV_TASK NNConvTask
+#include <petnn/private/nnrealdouble.h>
 #include "conv_im2col_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
-#define NN_REAL      float
-#define NN_GEMM      cblas_sgemm
-#define NN_SUFFIX    Single
-#define NN_CONV_PASS NNConvPassSingle
-#define NN_CONV_TASK NNConvTaskSingle
+#include <petnn/private/nnrealsingle.h>
 #include "conv_im2col_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
+#include <petnn/private/nnrealundef.h>

@@ -1,6 +1,8 @@
-/* The im2col passes (layers/conv/conv_im2col.c) for one precision: conv_im2col.c includes this file with NN_REAL
-   PetscScalar, NN_GEMM cblas_dgemm and an empty NN_SUFFIX (the double passes), and with float, cblas_sgemm and
-   Single (-nn_precision single); NN_CONV_PASS and NN_CONV_TASK name the pass and task types of that precision. */
+/* The im2col passes (conv_im2col.c explains them), a precision template (include/petnn/private/nnrealdouble.h) that
+   conv_im2col.c compiles in double and in float. */
+#define NN_CONV_PASS PetscConcat(NNConvPass, NN_SUFFIX)
+#define NN_CONV_TASK PetscConcat(NNConvTask, NN_SUFFIX)
+
 /* A[(p,r)][(t,c)] = x[tap t of pixel q0+p][slot s0+r][grp*Cg + c], A[(p,r)][K] = 1 with a bias */
 static void PetscConcat(NNConvIm2col, NN_SUFFIX)(const NNConvGeom *g, const NN_REAL *x, PetscInt q0, PetscInt np, PetscInt s0, PetscInt nr, PetscInt grp, PetscInt *off, NN_REAL *A)
 {
@@ -103,3 +105,6 @@ void PetscConcat(NNConvIm2colBackward, NN_SUFFIX)(NN_CONV_TASK *w)
     }
   }
 }
+
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK

@@ -40,21 +40,8 @@ PetscErrorCode NNConvWorkspaceSize(const NNConvGeom *g, PetscInt nthreads, Petsc
 
 
 
-#define NN_REAL      PetscScalar
-#define NN_SUFFIX
-#define NN_CONV_PASS NNConvPass
-#define NN_CONV_TASK NNConvTask
+#include <petnn/private/nnrealdouble.h>
 #include "conv_run_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
-#define NN_REAL      float
-#define NN_SUFFIX    Single
-#define NN_CONV_PASS NNConvPassSingle
-#define NN_CONV_TASK NNConvTaskSingle
+#include <petnn/private/nnrealsingle.h>
 #include "conv_run_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
+#include <petnn/private/nnrealundef.h>

@@ -1,6 +1,8 @@
-/* NNConvRun() for one precision: conv_run.c includes this file with NN_REAL PetscScalar and an empty NN_SUFFIX (the
-   double pass, either algorithm) and with float and Single (-nn_precision single, im2col); NN_CONV_PASS and NN_CONV_TASK
-   name the pass and task types; PetscConcat(NNConvTaskRun, NN_SUFFIX) is the thread's body. */
+/* A convolution pass on threads, a precision template (include/petnn/private/nnrealdouble.h) that conv_run.c compiles
+   in double (either algorithm) and in float. */
+#define NN_CONV_PASS PetscConcat(NNConvPass, NN_SUFFIX)
+#define NN_CONV_TASK PetscConcat(NNConvTask, NN_SUFFIX)
+
 static void *PetscConcat(NNConvTaskRun, NN_SUFFIX)(void *arg)
 {
   NN_CONV_TASK *w = (NN_CONV_TASK *)arg;
@@ -87,3 +89,6 @@ PetscErrorCode PetscConcat(NNConvRun, NN_SUFFIX)(const NNConvGeom *g, const NN_C
   for (PetscInt t = 0; t < T; t++) *flops += task[t].flops;
   PetscFunctionReturn(0);
 }
+
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK

@@ -215,48 +215,11 @@ static void NNConvWinogradOutputPixels(const NNConvGeom *g, PetscInt t, PetscInt
       }
 }
 
-#define NN_REAL      PetscScalar
-#define NN_GEMM      cblas_dgemm
-#define NN_SUFFIX
-#define NN_VEC       NNConvVec
-#define NN_VLEN      8
-#define NN_SPARSE    NNConvSparse
-#define NN_PLAN      NNConvPlan
-#define NN_SCRATCH   NNConvWinogradScratch
-#define NN_CONV_PASS NNConvPass
-#define NN_CONV_TASK NNConvTask
+#include <petnn/private/nnrealdouble.h>
 #include "conv_winograd_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
-#undef NN_VEC
-#undef NN_VLEN
-#undef NN_SPARSE
-#undef NN_PLAN
-#undef NN_SCRATCH
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
-#define NN_REAL      float
-#define NN_GEMM      cblas_sgemm
-#define NN_SUFFIX    Single
-#define NN_VEC       NNConvVecSingle
-#define NN_VLEN      16
-#define NN_SPARSE    NNConvSparseSingle
-#define NN_PLAN      NNConvPlanSingle
-#define NN_SCRATCH   NNConvWinogradScratchSingle
-#define NN_CONV_PASS NNConvPassSingle
-#define NN_CONV_TASK NNConvTaskSingle
+#include <petnn/private/nnrealsingle.h>
 #include "conv_winograd_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
-#undef NN_VEC
-#undef NN_VLEN
-#undef NN_SPARSE
-#undef NN_PLAN
-#undef NN_SCRATCH
-#undef NN_CONV_PASS
-#undef NN_CONV_TASK
+#include <petnn/private/nnrealundef.h>
 
 /* vectors of length L laid out one after the other */
 static void NNConvWinogradTable(PetscScalar *base, PetscInt nv, PetscInt L, PetscScalar **tab)

@@ -1,7 +1,13 @@
-/* The Winograd tile transforms and GEMMs (layers/conv/conv_winograd.c) for one precision: conv_winograd.c includes this
-   file with NN_REAL PetscScalar and an empty NN_SUFFIX (the double passes) and with float and Single (-nn_precision
-   single). NN_VEC, NN_VLEN (entries of a 64-byte vector), NN_SPARSE, NN_PLAN, NN_SCRATCH name that precision's types;
-   the transform matrices (g->w) are double and rounded once per plan. */
+/* The Winograd tile transforms and GEMMs (conv_winograd.c explains them), a precision template
+   (include/petnn/private/nnrealdouble.h) that conv_winograd.c compiles in double and in float; the transform matrices
+   (g->w) are double and rounded once per plan. */
+#define NN_CONV_PASS PetscConcat(NNConvPass, NN_SUFFIX)
+#define NN_CONV_TASK PetscConcat(NNConvTask, NN_SUFFIX)
+#define NN_VEC       PetscConcat(NNConvVec, NN_SUFFIX)
+#define NN_SPARSE    PetscConcat(NNConvSparse, NN_SUFFIX)
+#define NN_PLAN      PetscConcat(NNConvPlan, NN_SUFFIX)
+#define NN_SCRATCH   PetscConcat(NNConvWinogradScratch, NN_SUFFIX)
+
 #if defined(__GNUC__)
 /* 64 bytes of NN_REAL (8 doubles or 16 floats), at any address aligned to an entry (unaligned vector loads and stores) */
 typedef NN_REAL NN_VEC __attribute__((vector_size(64), aligned(sizeof(NN_REAL)), may_alias));
@@ -268,3 +274,9 @@ void PetscConcat(NNConvWinogradBackward, NN_SUFFIX)(NN_CONV_TASK *w)
   }
 }
 
+#undef NN_CONV_PASS
+#undef NN_CONV_TASK
+#undef NN_VEC
+#undef NN_SPARSE
+#undef NN_PLAN
+#undef NN_SCRATCH

@@ -115,26 +115,17 @@ static PetscErrorCode NNLayerInitialize_Dense(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-#define NN_REAL   PetscScalar
-#define NN_GEMM   cblas_dgemm
-#define NN_SUFFIX Double
+#include <petnn/private/nnrealdouble.h>
 #include "dense_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
-#define NN_REAL   float
-#define NN_GEMM   cblas_sgemm
-#define NN_SUFFIX Single
+#include <petnn/private/nnrealsingle.h>
 #include "dense_passes.h"
-#undef NN_REAL
-#undef NN_GEMM
-#undef NN_SUFFIX
+#include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   PetscFunctionBegin;
   if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartForward(l, n, x, y));
-  else PetscCall(NNDenseForwardDouble(l, n, l->theta, x, y));
+  else PetscCall(NNDenseForward(l, n, l->theta, x, y));
   PetscFunctionReturn(0);
 }
 
@@ -142,7 +133,7 @@ static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscSc
 {
   PetscFunctionBegin;
   if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartBackward(l, n, x, dy, dx));
-  else PetscCall(NNDenseBackwardDouble(l, n, l->theta, l->dtheta, x, dy, dx));
+  else PetscCall(NNDenseBackward(l, n, l->theta, l->dtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 

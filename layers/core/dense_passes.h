@@ -1,7 +1,5 @@
-/* The replicated dense layer's passes for one precision. dense.c includes this file twice: with NN_REAL double,
-   NN_GEMM cblas_dgemm and NN_SUFFIX Double (its passes), and with float, cblas_sgemm and Single
-   (-nn_precision single), so the two precisions run the same code. W is the layer's parameter slice
-   (weight [out][in], then bias [out]), dW its gradient slice. */
+/* The replicated dense layer's passes, a precision template (include/petnn/private/nnrealdouble.h) that dense.c compiles
+   in double and in float. W is the layer's parameter slice (weight [out][in], then bias [out]), dW its gradient slice. */
 static PetscErrorCode PetscConcat(NNDenseForward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *W, const NN_REAL *x, NN_REAL *y)
 {
   NNLayer_Dense *d  = (NNLayer_Dense *)l->data;

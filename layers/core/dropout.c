@@ -47,16 +47,11 @@ static PetscErrorCode NNLayerRandomDraws_Dropout(NNLayer l, PetscInt *count)
   PetscFunctionReturn(0);
 }
 
-#define NN_REAL   PetscScalar
-#define NN_SUFFIX Double
+#include <petnn/private/nnrealdouble.h>
 #include "dropout_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
-#define NN_REAL   float
-#define NN_SUFFIX Single
+#include <petnn/private/nnrealsingle.h>
 #include "dropout_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
+#include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerDropoutSetRate_Dropout(NNLayer l, PetscReal p)
 {
@@ -119,8 +114,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
   l->data                = d;
   l->ops->setup          = NNLayerSetUp_Dropout;
   l->ops->reset          = NNLayerReset_Dropout;
-  l->ops->forward        = NNDropoutForwardDouble;
-  l->ops->backward       = NNDropoutBackwardDouble;
+  l->ops->forward        = NNDropoutForward;
+  l->ops->backward       = NNDropoutBackward;
   l->ops->forwardsingle  = NNDropoutForwardSingle;
   l->ops->backwardsingle = NNDropoutBackwardSingle;
   l->ops->randomdraws    = NNLayerRandomDraws_Dropout;

@@ -1,6 +1,5 @@
-/* Dropout's passes for one precision: dropout.c includes this file with NN_REAL double and NN_SUFFIX Double (its
-   passes) and with float and Single (-nn_precision single); the mask is drawn and kept in double either way, so
-   both precisions drop the same entries. */
+/* Dropout's passes, a precision template (include/petnn/private/nnrealdouble.h) that dropout.c compiles in double and
+   in float; the mask is drawn and kept in double either way, so both precisions drop the same entries. */
 static PetscErrorCode PetscConcat(NNDropoutForward, NN_SUFFIX)(NNLayer l, PetscInt n, const NN_REAL *x, NN_REAL *y)
 {
   NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;

@@ -147,16 +147,11 @@ static inline PetscInt PoolPixel(const PoolGeom *g, const PetscInt lo[3], PetscI
   return ((lo[2] + tz - g->gs[2]) * g->gm[1] + (lo[1] + ty - g->gs[1])) * g->gm[0] + (lo[0] + tx - g->gs[0]);
 }
 
-#define NN_REAL   PetscScalar
-#define NN_SUFFIX Double
+#include <petnn/private/nnrealdouble.h>
 #include "pool_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
-#define NN_REAL   float
-#define NN_SUFFIX Single
+#include <petnn/private/nnrealsingle.h>
 #include "pool_passes.h"
-#undef NN_REAL
-#undef NN_SUFFIX
+#include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
 {
@@ -171,8 +166,8 @@ static PetscErrorCode NNLayerForwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED,
   PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  if (d->max) PetscCall(NNPoolForwardMaxDouble(d, &g, xa, ya));
-  else PetscCall(NNPoolForwardAvgDouble(&g, xa, ya));
+  if (d->max) PetscCall(NNPoolForwardMax(d, &g, xa, ya));
+  else PetscCall(NNPoolForwardAvg(&g, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&d->h));
@@ -195,8 +190,8 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   if (!d->tiles) PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
-  if (d->max) PetscCall(NNPoolBackwardMaxDouble(d, &g, dya, dxa));
-  else PetscCall(NNPoolBackwardAvgDouble(&g, dya, dxa));
+  if (d->max) PetscCall(NNPoolBackwardMax(d, &g, dya, dxa));
+  else PetscCall(NNPoolBackwardAvg(&g, dya, dxa));
   PetscCall(VecRestoreArray(dxin, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(NNSpatialHaloRestoreInputGradient(&d->h, dx));

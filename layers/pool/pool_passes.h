@@ -1,5 +1,5 @@
-/* The pooling loops for one precision: pool.c includes this file with NN_REAL PetscScalar and NN_SUFFIX Double (its
-   passes) and with float and Single (-nn_precision single). */
+/* The pooling loops, a precision template (include/petnn/private/nnrealdouble.h) that pool.c compiles in double and in
+   float. */
 static PetscErrorCode PetscConcat(NNPoolForwardMax, NN_SUFFIX)(NNLayer_Pool *d, const PoolGeom *g, const NN_REAL *x, NN_REAL *y)
 {
   const PetscInt D = g->D;

@@ -1,0 +1,11 @@
+/* Precision templates (-nn_precision): a header written in terms of the macros below is included once after this file
+   and once after nnrealsingle.h, then nnrealundef.h ends them, so both precisions compile from one source:
+     NN_REAL   the element type of activations and their gradients
+     NN_SUFFIX appended to the names the template defines: nothing in double, Single in float
+     NN_GEMM   the BLAS GEMM of that type
+     NN_VLEN   entries of a 64-byte vector */
+#include <petnn/private/nnrealundef.h>
+#define NN_REAL   PetscScalar
+#define NN_SUFFIX
+#define NN_GEMM   cblas_dgemm
+#define NN_VLEN   8

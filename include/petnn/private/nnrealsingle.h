@@ -1,0 +1,6 @@
+/* The float instance of a precision template (see nnrealdouble.h) */
+#include <petnn/private/nnrealundef.h>
+#define NN_REAL   float
+#define NN_SUFFIX Single
+#define NN_GEMM   cblas_sgemm
+#define NN_VLEN   16

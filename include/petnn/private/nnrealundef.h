@@ -1,0 +1,5 @@
+/* Ends a precision template's instance (see nnrealdouble.h) */
+#undef NN_REAL
+#undef NN_SUFFIX
+#undef NN_GEMM
+#undef NN_VLEN
