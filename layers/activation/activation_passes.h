@@ -14,6 +14,8 @@ static PetscErrorCode PetscConcat(NNActivationForward, NN_SUFFIX)(NNLayer l, Pet
     for (PetscInt i = 0; i < N; i++) y[i] = m[i] ? x[i] : (NN_REAL)(a->slope * x[i]);
   } else if (a->f == ReLU) {
     for (PetscInt i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : 0;
+  } else if (a->f == Tanh) {
+    PetscConcat(NNTanhLoop, NN_SUFFIX)(N, x, y);
   } else {
     for (PetscInt i = 0; i < N; i++) y[i] = (NN_REAL)a->f(x[i], a->slope);
   }
@@ -32,6 +34,8 @@ static PetscErrorCode PetscConcat(NNActivationBackward, NN_SUFFIX)(NNLayer l, Pe
     for (PetscInt i = 0; i < N; i++) dx[i] = a->kinkmask[i] ? dy[i] : (NN_REAL)(a->slope * dy[i]);
   } else if (a->f == ReLU) {
     for (PetscInt i = 0; i < N; i++) dx[i] = x[i] > 0 ? dy[i] : 0;
+  } else if (a->f == Tanh) {
+    PetscConcat(NNTanhBackwardLoop, NN_SUFFIX)(N, y, dy, dx);
   } else {
     for (PetscInt i = 0; i < N; i++) dx[i] = (NN_REAL)(dy[i] * a->df(x[i], y[i], a->slope));
   }

@@ -26,12 +26,9 @@
 #include <cblas.h>
 #include <string.h>
 
-/* the transforms are vector loops: let them use the machine's vector units (the build targets x86-64-v2) */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-  #define NN_CONV_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-  #define NN_CONV_SIMD
-#endif
+#include <petnn/private/nnsimd.h>
+/* the transforms are vector loops: let them use the machine's vector units */
+#define NN_CONV_SIMD NN_SIMD
 
 /* finite interpolation points, in the order they are used */
 static const PetscReal NNConvWinogradPoints[] = {0, 1, -1, 2, -2, 0.5, -0.5, 3, -3, 1.0 / 3, -1.0 / 3, 4, -4};

@@ -37,10 +37,12 @@ PetscErrorCode NNODESchemeSelect(NNLayer l)
   const NNODESchemeOps *want = o->parallel == NNODE_PARALLEL_MGRIT ? &NNODESchemeOps_MGRIT : (o->scheme == NNODE_SCHEME_TS ? &NNODESchemeOps_TS : &NNODESchemeOps_Discrete);
 
   PetscFunctionBegin;
-  if (o->ops == want) PetscFunctionReturn(0);
-  if (o->ops) PetscCall((*o->ops->destroy)(l));
-  o->ops = want;
-  PetscCall((*o->ops->create)(l));
+  if (o->ops != want) {
+    if (o->ops) PetscCall((*o->ops->destroy)(l));
+    o->ops = want;
+    PetscCall((*o->ops->create)(l));
+  }
+  PetscCall(NNODESingleSelect(l)); /* float passes for this scheme and integrator? */
   PetscFunctionReturn(0);
 }
 
@@ -124,6 +126,7 @@ static PetscErrorCode NNODEDestroyVecs(NNLayer l)
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
 
   PetscFunctionBegin;
+  PetscCall(NNODESingleReset(l));
   PetscCall(NNLayerContainerDestroyVecs(&o->f));
   PetscCall(PetscFree(o->fld.cur));
   PetscCall(VecDestroy(&o->fld.fin));
@@ -242,6 +245,7 @@ static PetscErrorCode NNODECreateVecs(NNLayer l, DM dmin)
   }
   PetscCall(NNODESchemeSelect(l));
   if (o->ops->layout) PetscCall((*o->ops->layout)(l)); /* ts: the TS now, so -help and views show it; mgrit: layout and integrator supported? */
+  PetscCall(NNODESingleSelect(l));                     /* the TS's integrator is known now */
   PetscFunctionReturn(0);
 }
 

@@ -76,6 +76,19 @@ typedef struct {
 
 PETSC_INTERN const NNODESchemeOps NNODESchemeOps_TS, NNODESchemeOps_Discrete, NNODESchemeOps_MGRIT;
 
+/* single precision (-nn_precision single, odeblock_single.c): the explicit tableau integrated in float */
+typedef struct {
+  PetscInt  s;                                          /* stages (0: this configuration runs the double passes) */
+  PetscReal a[NN_ODE_MAX_STAGES * NN_ODE_MAX_STAGES], b[NN_ODE_MAX_STAGES], c[NN_ODE_MAX_STAGES];
+  PetscInt  m, mpass;    /* entries of a state array (the batch capacity), and those a pass computes */
+  PetscInt *clen, slot;  /* entries of child c's output; of one stage's data (Y_i and every child's output) */
+  float    *u;           /* the states u_0..u_kend */
+  float    *stages;      /* stage data of every step (stored activations) or of one step (evaluated again) */
+  float    *work;        /* the adjoint's arrays */
+  PetscInt  nu, nstages; /* states and stage slots allocated */
+  PetscBool kept;        /* the last forward pass kept every step's stages */
+} NNODESingle;
+
 typedef struct {
   /* configuration */
   PetscReal       T;         /* final time */
@@ -126,6 +139,7 @@ typedef struct {
   void                 *schemedata; /* its data */
   PetscBool             recorded;   /* a training forward pass recorded what the backward pass needs */
   NNODEStats            stats;
+  NNODESingle           single;
 } NNLayer_ODE;
 
 /* ts/ode/odeblock_field.c: f, observations and state Vecs, shared by the schemes */
@@ -143,6 +157,11 @@ PETSC_INTERN PetscErrorCode NNODECopyState(NNLayer, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEObserve(NNLayer, PetscInt, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEAddObservationGradient(NNLayer, PetscInt, PetscInt, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNODEObservationIndex(NNLayer, PetscInt, PetscInt *);
+/* ts/ode/odeblock_single.c: the explicit schemes in float */
+PETSC_INTERN PetscErrorCode NNODESingleSelect(NNLayer);
+PETSC_INTERN PetscErrorCode NNODESingleReset(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle_ODE(NNLayer, PetscInt, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer, PetscInt, const float *, const float *, const float *, float *);
 /* ts/ode/odeblock_integrator.c: the block's TS */
 PETSC_INTERN PetscErrorCode NNODECreateTS(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEDestroyTS(NNLayer);

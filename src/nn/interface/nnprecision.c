@@ -100,7 +100,10 @@ PetscErrorCode NNPrecisionSetUp(NN net)
   }
   PetscCall(VecGetLocalSize(net->theta, &np));
   PetscCall(PetscMalloc1(np, &net->prec.theta));
-  for (PetscInt i = 0; i < net->nlayers; i++) maxp = PetscMax(maxp, net->layers[i]->nparam);
+  for (PetscInt i = 0; i < net->nlayers; i++) { /* a layer's slice, its children's included (ODE blocks) */
+    PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
+    maxp = PetscMax(maxp, np);
+  }
   PetscCall(PetscMalloc1(maxp, &net->prec.dtheta));
   PetscFunctionReturn(0);
 }
@@ -255,11 +258,11 @@ PetscErrorCode NNSingleForwardLayers(NN net, PetscInt n, Vec x0)
   PetscFunctionReturn(0);
 }
 
-/* adds a float layer's parameter gradient into its slice of the double gradient */
-static PetscErrorCode NNSingleAddGradient(NNLayer l, PetscScalar *dtheta)
+/* adds a float layer's parameter gradient into its slice (children included) of the double gradient */
+static PetscErrorCode NNSingleAddGradient(NNLayer l, PetscInt np, PetscScalar *dtheta)
 {
   PetscFunctionBegin;
-  for (PetscInt k = 0; k < l->nparam; k++) dtheta[l->poff + k] += l->sdtheta[k];
+  for (PetscInt k = 0; k < np; k++) dtheta[l->poff + k] += l->sdtheta[k];
   PetscFunctionReturn(0);
 }
 
@@ -267,13 +270,14 @@ static PetscErrorCode NNSingleBackwardLayer(NN net, PetscInt i, PetscInt n, Vec 
 {
   NNLayer  l = net->layers[i];
   Vec      x = i ? net->act[i] : x0, dx = need ? (i ? net->dact[i] : dx0) : NULL;
-  PetscInt m = 0;
+  PetscInt m = 0, np;
 
   PetscFunctionBegin;
   if (NNLayerHasSinglePasses(l)) {
-    PetscCall(PetscArrayzero(l->sdtheta, l->nparam));
+    PetscCall(NNLayerGetNumParameters(l, &np));
+    PetscCall(PetscArrayzero(l->sdtheta, np));
     PetscCall(NNLayerBackwardSingle(l, n, x, net->prec.act[i], net->prec.act[i + 1], net->prec.dact[i + 1], need ? net->prec.dact[i] : NULL));
-    PetscCall(NNSingleAddGradient(l, dtheta));
+    PetscCall(NNSingleAddGradient(l, np, dtheta));
     if (need && !i) { /* the network input's gradient is double */
       PetscCall(NNSingleLength(net, 0, n, dx0, &m));
       PetscCall(NNFloatToVec(m, net->prec.dact[0], dx0));

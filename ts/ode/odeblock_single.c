@@ -1,0 +1,267 @@
+/*
+   The neural-ODE block in single precision (-nn_precision single): the explicit schemes integrated in float by the
+   block itself, with the exact discrete adjoint written out, on the children's float passes.
+
+   The ts scheme with an explicit RK tableau (-<block>_ts_type rk) and the discrete scheme (forward Euler: the tableau
+   s = 1, a = 0, b = 1) take the same path. One step from u_k with stages i = 0..s-1:
+     Y_i = u_k + h sum_{j<i} a_ij K_j,   K_i = f(Y_i, theta_k, t_k + c_i h),   u_{k+1} = u_k + h sum_i b_i K_i,
+   the arithmetic of PETSc's TSRK step. Its adjoint, given lambda = dL/du_{k+1}, stages from the last to the first:
+     dK_i = h b_i lambda + h sum_{j>i} a_ji dY_j,   dY_i = (df/du)^T dK_i at Y_i,   dtheta_k += (df/dtheta)^T dK_i,
+   then lambda += sum_i dY_i. These are the gradients of the discrete forward map, as TSAdjoint's.
+
+   What the backward pass reads: every state u_k, and with shared parameters (and -<block>_store_activations, the
+   default) f's activations at every stage of every step, so the adjoint runs only f's backward passes. With one
+   parameter set per step, or without stored activations, each step's stages are evaluated again from u_k before
+   its adjoint (convolutions keep their transformed weights of the last forward pass: that must be step k's).
+
+   What stays double (NNView() lists the block under "double passes on converted activations"): implicit
+   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, checkpointing
+   (-<block>_checkpoints K > 0), observation times, time input, and vector fields with a layer that has no float
+   passes of its own.
+*/
+#include <petnn/private/odeimpl.h>
+
+/* float passes apply to this configuration: sets the block's ops (and the tableau) accordingly */
+PetscErrorCode NNODESingleSelect(NNLayer l)
+{
+  NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp = &o->single;
+  PetscBool      ok = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->K && !o->nobs && !o->timeinput);
+  const PetscInt s0 = sp->s;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren && ok; c++) ok = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren);
+  if (ok && o->scheme == NNODE_SCHEME_TS) {
+    PetscBool        isrk;
+    PetscInt         s;
+    const PetscReal *A, *b, *c;
+    if (!o->integ.ts) ok = PETSC_FALSE; /* made with the activation layout; until then, no float passes */
+    else {
+      PetscCall(PetscObjectTypeCompare((PetscObject)o->integ.ts, TSRK, &isrk));
+      ok = isrk;
+    }
+    if (ok) {
+      PetscCall(TSRKGetTableau(o->integ.ts, &s, &A, &b, &c, NULL, NULL, NULL, NULL));
+      sp->s = s;
+      for (PetscInt i = 0; i < s; i++) {
+        sp->b[i] = b[i];
+        sp->c[i] = c[i];
+        for (PetscInt j = 0; j < s; j++) sp->a[i * s + j] = A[i * s + j];
+      }
+    }
+  } else if (ok) { /* the discrete scheme: forward Euler */
+    sp->s    = 1;
+    sp->a[0] = 0;
+    sp->b[0] = 1;
+    sp->c[0] = 0;
+  }
+  if (!ok) sp->s = 0;
+  if (sp->s != s0) PetscCall(NNODESingleReset(l)); /* the stored stages have another layout */
+  l->ops->forwardsingle  = ok ? NNLayerForwardSingle_ODE : NULL;
+  l->ops->backwardsingle = ok ? NNLayerBackwardSingle_ODE : NULL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNODESingleReset(NNLayer l)
+{
+  NNODESingle *sp = &((NNLayer_ODE *)l->data)->single;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(sp->u));
+  PetscCall(PetscFree(sp->stages));
+  PetscCall(PetscFree(sp->work));
+  PetscCall(PetscFree(sp->clen));
+  sp->nu = sp->nstages = 0;
+  PetscFunctionReturn(0);
+}
+
+/* the float arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
+static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  NNODESingle *sp = &o->single;
+  PetscInt     nc = l->nchildren, s = sp->s, maxc = 0;
+
+  PetscFunctionBegin;
+  if (!sp->clen) {
+    PetscCall(PetscMalloc1(nc, &sp->clen));
+    for (PetscInt c = 0; c < nc; c++) PetscCall(VecGetLocalSize(o->f.out[c], &sp->clen[c]));
+    sp->m     = sp->clen[nc - 1]; /* f's output has the state's layout */
+    sp->slot  = sp->m;            /* per stage: Y_i, then every child's output */
+    for (PetscInt c = 0; c < nc; c++) sp->slot += sp->clen[c];
+  }
+  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  if (sp->nu < o->kend + 1) {
+    PetscCall(PetscFree(sp->u));
+    PetscCall(PetscCalloc1((size_t)(o->kend + 1) * sp->m, &sp->u));
+    sp->nu = o->kend + 1;
+  }
+  if (sp->nstages < slots * s) {
+    PetscCall(PetscFree(sp->stages));
+    PetscCall(PetscCalloc1((size_t)slots * s * sp->slot, &sp->stages));
+    sp->nstages = slots * s;
+  }
+  if (!sp->work) PetscCall(PetscCalloc1((size_t)(s + 2) * sp->m + 2 * maxc, &sp->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients */
+  PetscFunctionReturn(0);
+}
+
+/* the stage data of stage i in slot q: Y_i, and the output of child c */
+static inline float *NNODESingleY(NNODESingle *sp, PetscInt q, PetscInt i)
+{
+  return sp->stages + (size_t)(q * sp->s + i) * sp->slot;
+}
+
+static inline float *NNODESingleOut(NNODESingle *sp, PetscInt q, PetscInt i, PetscInt c)
+{
+  float *p = NNODESingleY(sp, q, i) + sp->m;
+  for (PetscInt d = 0; d < c; d++) p += sp->clen[d];
+  return p;
+}
+
+/* points the children at step k's parameters (theta and the float copy stheta) and the float gradient (NULL: none) */
+static PetscErrorCode NNODESinglePointChildren(NNLayer l, PetscInt k, PetscBool grad)
+{
+  NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
+  const PetscInt off  = l->nparam + (o->params == NNODE_PARAMETERS_PER_STEP ? k : 0) * o->P;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEPointChildren(l, k, NULL));
+  for (PetscInt c = 0; c < l->nchildren; c++) {
+    l->children[c]->stheta  = l->stheta + off + o->cpoff[c];
+    l->children[c]->sdtheta = grad ? l->sdtheta + off + o->cpoff[c] : NULL;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* the stages of step k from u (= u_k) into slot q, and with unew != NULL the next state */
+static PetscErrorCode NNODESingleStep(NNLayer l, PetscInt n, PetscInt k, const float *u, PetscInt q, float *unew)
+{
+  NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp = &o->single;
+  const PetscInt s = sp->s, nc = l->nchildren, m = sp->mpass;
+  const float    h = (float)o->h;
+
+  PetscFunctionBegin;
+  PetscCall(NNODESinglePointChildren(l, k, PETSC_FALSE));
+  for (PetscInt i = 0; i < s; i++) {
+    float *Y = NNODESingleY(sp, q, i);
+    PetscCall(PetscArraycpy(Y, u, m));
+    for (PetscInt j = 0; j < i; j++) {
+      const float  w = h * (float)sp->a[i * s + j];
+      const float *K = NNODESingleOut(sp, q, j, nc - 1);
+      if (w != 0)
+        for (PetscInt e = 0; e < m; e++) Y[e] += w * K[e];
+    }
+    for (PetscInt c = 0; c < nc; c++) PetscCall(NNLayerForwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : Y, NNODESingleOut(sp, q, i, c)));
+  }
+  if (unew) {
+    PetscCall(PetscArraycpy(unew, u, m));
+    for (PetscInt i = 0; i < s; i++) {
+      const float  w = h * (float)sp->b[i];
+      const float *K = NNODESingleOut(sp, q, i, nc - 1);
+      if (w != 0)
+        for (PetscInt e = 0; e < m; e++) unew[e] += w * K[e];
+    }
+  }
+  PetscCall(PetscLogFlops(2.0 * m * (s * (s - 1) / 2 + s)));
+  PetscFunctionReturn(0);
+}
+
+/* keep every step's stages for the backward pass (else each step is evaluated again before its adjoint) */
+static PetscBool NNODESingleKeepsStages(NNLayer l)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+  return (PetscBool)(l->training && o->storeacts && o->params == NNODE_PARAMETERS_SHARED);
+}
+
+PetscErrorCode NNLayerForwardSingle_ODE(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp   = &o->single;
+  PetscBool      keep = NNODESingleKeepsStages(l);
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  o->n = n;
+  PetscCall(NNODESingleArrays(l, keep ? o->kend : 1));
+  sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot of the rank's subdomain */
+  PetscCall(PetscArraycpy(sp->u, x, sp->mpass));
+  PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
+  for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODESingleStep(l, n, k, sp->u + (size_t)k * sp->m, keep ? k : 0, sp->u + (size_t)(k + 1) * sp->m));
+  PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
+  PetscCall(PetscArraycpy(y, sp->u + (size_t)o->kend * sp->m, sp->mpass));
+  sp->kept          = keep;
+  o->recorded       = l->training;
+  o->stats.nstored  = l->training ? o->kend + 1 : 0;
+  o->stats.actstored = keep ? o->kend * sp->s : 0;
+  PetscCall(PetscTime(&t1));
+  o->stats.tfwd += t1 - t0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp = &o->single;
+  const PetscInt s = sp->s, nc = l->nchildren, m = sp->mpass;
+  const float    h = (float)o->h;
+  float         *dY = sp->work, *dK = dY + (size_t)s * sp->m, *lam = dK + sp->m, *g[2], *glast;
+  PetscInt       maxc = 0;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
+  PetscCall(PetscTime(&t0));
+  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  g[0] = lam + sp->m;
+  g[1] = g[0] + maxc;
+  PetscCall(PetscArraycpy(lam, dy, m));
+  PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
+  for (PetscInt k = o->kend - 1; k >= 0; k--) {
+    const PetscInt q = sp->kept ? k : 0;
+    if (!sp->kept) {
+      PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
+      PetscCall(NNODESingleStep(l, n, k, sp->u + (size_t)k * sp->m, 0, NULL));
+      PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+    }
+    PetscCall(NNODESinglePointChildren(l, k, PETSC_TRUE));
+    for (PetscInt i = s - 1; i >= 0; i--) {
+      PetscBool used = (PetscBool)(sp->b[i] != 0);
+      float    *dYi  = dY + (size_t)i * sp->m;
+      for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
+      if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
+        PetscCall(PetscArrayzero(dYi, m));
+        continue;
+      }
+      {
+        const float wb = h * (float)sp->b[i];
+        for (PetscInt e = 0; e < m; e++) dK[e] = wb * lam[e];
+        for (PetscInt j = i + 1; j < s; j++) {
+          const float  w  = h * (float)sp->a[j * s + i];
+          const float *dj = dY + (size_t)j * sp->m;
+          if (w != 0)
+            for (PetscInt e = 0; e < m; e++) dK[e] += w * dj[e];
+        }
+      }
+      glast = dK;
+      for (PetscInt c = nc - 1; c >= 0; c--) {
+        float *gin = c ? g[c % 2] : dYi;
+        PetscCall(NNLayerBackwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleY(sp, q, i), NNODESingleOut(sp, q, i, c), glast, gin));
+        glast = gin;
+      }
+    }
+    for (PetscInt i = 0; i < s; i++) {
+      const float *dYi = dY + (size_t)i * sp->m;
+      for (PetscInt e = 0; e < m; e++) lam[e] += dYi[e];
+    }
+    PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
+  }
+  PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
+  PetscCall(NNODEPointChildren(l, 0, NULL));
+  if (dx) PetscCall(PetscArraycpy(dx, lam, m));
+  o->recorded = PETSC_FALSE;
+  PetscCall(PetscTime(&t1));
+  o->stats.tadj += t1 - t0;
+  PetscFunctionReturn(0);
+}
