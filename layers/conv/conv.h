@@ -11,7 +11,8 @@
 
 typedef enum {
   NN_CONV_IM2COL,  /* im2col + GEMM of depth ntap*Cg on tiles of output pixels */
-  NN_CONV_WINOGRAD /* Winograd minimal filtering F(m, r) per axis: GEMMs of depth Cg per transformed position */
+  NN_CONV_WINOGRAD, /* Winograd minimal filtering F(m, r) per axis: GEMMs of depth Cg per transformed position */
+  NN_CONV_DIRECT    /* direct loops with the output channels in vector registers (single precision, conv_direct.c) */
 } NNConvAlgorithm;
 
 /* Winograd F(m,r) along each axis (x, y, z): output tiles of m, input tiles of n = m + r - 1 */
@@ -54,7 +55,7 @@ typedef struct {
     const real *dy; /* output gradient */ \
     real       *dx; /* ghosted input gradient, added into (NULL: not wanted) */ \
     const real *Wp; /* packed weights: group g is a Ka x Og row-major block, rows (tap, channel), then the bias */ \
-    const real *U;  /* Winograd: transformed weights [pos][g][Cg][Og] */ \
+    const real *U;  /* Winograd: transformed weights [pos][g][Cg][Og]; direct: per-tap transposed weights [tap][Cout][Cin] */ \
     real       *dW; /* weight (and bias) gradient accumulator, added into (NULL: not wanted): Wp's layout, or U's (Winograd) */ \
     real       *db; /* Winograd: bias gradient, added into (NULL: not wanted) */ \
   }
@@ -105,6 +106,7 @@ PETSC_INTERN PetscErrorCode NNConvRun(const NNConvGeom *, const NNConvPass *, Pe
 PETSC_INTERN PetscErrorCode NNConvRunSingle(const NNConvGeom *, const NNConvPassSingle *, PetscInt, float *, PetscInt *, PetscLogDouble *);
 
 /* conv_im2col.c */
+PETSC_INTERN void     NNConvTapOffsets(const NNConvGeom *, PetscInt, PetscInt *);
 PETSC_INTERN void     NNConvIm2colWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt NNConvIm2colDefaultRows(PetscInt);
 PETSC_INTERN void     NNConvIm2colForward(NNConvTask *);
@@ -116,6 +118,14 @@ PETSC_INTERN void     NNConvIm2colBackwardSingle(NNConvTaskSingle *);
 PETSC_INTERN PetscErrorCode NNLayerForwardSingle_Conv(NNLayer, PetscInt, const float *, float *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_Conv(NNLayer, PetscInt, const float *, const float *, const float *, float *);
 PETSC_INTERN PetscErrorCode NNConvSingleReset(NNLayer);
+
+/* conv_direct.c */
+PETSC_INTERN PetscBool NNConvDirectApplies(const NNConvGeom *);
+PETSC_INTERN void      NNConvDirectWorkSize(const NNConvGeom *, PetscInt *, PetscInt *);
+PETSC_INTERN void      NNConvDirectForward(NNConvTask *);
+PETSC_INTERN void      NNConvDirectBackward(NNConvTask *);
+PETSC_INTERN void      NNConvDirectForwardSingle(NNConvTaskSingle *);
+PETSC_INTERN void      NNConvDirectBackwardSingle(NNConvTaskSingle *);
 
 /* conv_winograd.c */
 PETSC_INTERN PetscErrorCode NNConvWinogradSetUp(NNConvGeom *, const PetscInt[3]);
@@ -162,7 +172,7 @@ typedef struct {
      the first single-precision pass */
   struct {
     NNConvGeom g;
-    float    *Wp, *dWp, *U, *dU, *db, *work;
+    float    *Wp, *dWp, *U, *dU, *db, *work, *WT; /* WT: direct, the per-tap transposed weights */
     PetscInt *iwork;
   } single;
 } NNLayer_Conv;

@@ -70,7 +70,7 @@ static void NNConvTransposeTapOffsets(const NNConvGeom *g, const PetscInt o[3], 
 }
 
 /* offsets (in pixels) of the taps of output pixel q in the ghosted input, -1 where zero padding */
-static void NNConvTapOffsets(const NNConvGeom *g, PetscInt q, PetscInt *off)
+void NNConvTapOffsets(const NNConvGeom *g, PetscInt q, PetscInt *off)
 {
   PetscInt o[3], t = 0;
 

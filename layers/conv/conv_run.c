@@ -18,6 +18,9 @@ static void NNConvTaskSizes(const NNConvGeom *g, PetscInt *ws, PetscInt *wi, Pet
   if (g->alg == NN_CONV_WINOGRAD) {
     NNConvWinogradWorkSize(g, ws, wi);
     *acc = NNConvWinogradTransformedSize(g) + g->Cout;
+  } else if (g->alg == NN_CONV_DIRECT) {
+    NNConvDirectWorkSize(g, ws, wi);
+    *acc = g->Ka * g->Cout + g->Cout;
   } else {
     NNConvIm2colWorkSize(g, ws, wi);
     *acc = g->G * g->Ka * g->Og + g->Cout;

@@ -9,9 +9,11 @@ static void *PetscConcat(NNConvTaskRun, NN_SUFFIX)(void *arg)
 
   if (w->pass->y) {
     if (w->g->alg == NN_CONV_WINOGRAD) PetscConcat(NNConvWinogradForward, NN_SUFFIX)(w);
+    else if (w->g->alg == NN_CONV_DIRECT) PetscConcat(NNConvDirectForward, NN_SUFFIX)(w);
     else PetscConcat(NNConvIm2colForward, NN_SUFFIX)(w);
   } else {
     if (w->g->alg == NN_CONV_WINOGRAD) PetscConcat(NNConvWinogradBackward, NN_SUFFIX)(w);
+    else if (w->g->alg == NN_CONV_DIRECT) PetscConcat(NNConvDirectBackward, NN_SUFFIX)(w);
     else PetscConcat(NNConvIm2colBackward, NN_SUFFIX)(w);
   }
   return NULL;

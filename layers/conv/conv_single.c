@@ -2,7 +2,8 @@
    conv2d/conv3d in single precision (-nn_precision single): the layer's passes on float activations with the float
    parameter copy, by the algorithm the double passes use, through the same code (conv_im2col_passes.h,
    conv_winograd_passes.h, conv_run_passes.h) with float GEMMs, and with the halo exchanged in float
-   (src/layer/interface/spatialhalosingle.c). Winograd uses smaller tiles in float (input tiles of at most 6 pixels
+   (src/layer/interface/spatialhalosingle.c). Where they apply (one group, channels multiples of 16) and
+   -<layer>_winograd is not given, the direct loops of conv_direct.c replace both. Winograd uses smaller tiles in float (input tiles of at most 6 pixels
    per axis in 2-d: F(4,3), F(2,5)), since the transforms' round-off grows with the tile: F(6,3) gave 1.7e-3
    finite-difference errors in float, F(4,3) stays near float's own. Its weight transforms (small: one per step) run
    in double on the double parameters and are rounded to float once. The weight gradient of the rank's pixels is
@@ -28,10 +29,16 @@ static PetscErrorCode NNConvSingleSetUp(NNLayer l)
     PetscCall(NNConvWinogradSetUp(g, m));
     nu = NNConvWinogradTransformedSize(g); /* at most the double passes' (their U, dU and wwork serve) */
   }
+  if (d->winograd < 0 && NNConvDirectApplies(g)) { /* automatic: the direct loops where they apply */
+    PetscCall(NNConvWinogradDestroy(g));
+    g->alg = NN_CONV_DIRECT;
+    nu     = 0;
+  }
   PetscCall(NNConvWorkspaceSize(g, d->nthreads, &nscalar, &nint));
   PetscCall(PetscMalloc3(g->Cout * g->Ka, &d->single.Wp, g->Cout * g->Ka, &d->single.dWp, PetscMax(nscalar, 1), &d->single.work));
   PetscCall(PetscMalloc3(PetscMax(nu, 1), &d->single.U, PetscMax(nu, 1), &d->single.dU, g->Cout, &d->single.db));
   PetscCall(PetscMalloc1(PetscMax(nint, 1), &d->single.iwork));
+  if (g->alg == NN_CONV_DIRECT) PetscCall(PetscMalloc1(g->Cout * g->K, &d->single.WT));
   PetscFunctionReturn(0);
 }
 
@@ -43,6 +50,7 @@ PetscErrorCode NNConvSingleReset(NNLayer l)
   PetscCall(PetscFree3(d->single.Wp, d->single.dWp, d->single.work));
   PetscCall(PetscFree3(d->single.U, d->single.dU, d->single.db));
   PetscCall(PetscFree(d->single.iwork));
+  PetscCall(PetscFree(d->single.WT));
   PetscCall(NNConvWinogradDestroy(&d->single.g));
   PetscFunctionReturn(0);
 }
@@ -117,6 +125,12 @@ PetscErrorCode NNLayerBackwardSingle_Conv(NNLayer l, PetscInt n, const float *x,
     PetscCall(PetscArrayzero(d->single.dWp, g.Cout * g.Ka));
     pass.Wp = d->single.Wp; /* packed by the forward pass */
     pass.dW = d->single.dWp;
+    if (g.alg == NN_CONV_DIRECT && dx) { /* WT[t][o][c] = W_t[c][o] */
+      for (PetscInt t = 0; t < g.ntap; t++)
+        for (PetscInt c = 0; c < g.Cin; c++)
+          for (PetscInt o = 0; o < g.Cout; o++) d->single.WT[(t * g.Cout + o) * g.Cin + c] = d->single.Wp[(t * g.Cin + c) * g.Cout + o];
+      pass.U = d->single.WT;
+    }
   }
   PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin)); /* exchanged again, as in double */
   if (dx) PetscCall(NNSpatialHaloGetInputGradientSingle(&d->h, dx, &dxin));
