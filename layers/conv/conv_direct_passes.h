@@ -25,11 +25,13 @@ typedef NN_REAL NN_VEC __attribute__((vector_size(64), aligned(sizeof(NN_REAL)),
     for (PetscInt r = 0; r < (R); r++) *(NN_VEC *)(ps->y + (q * nb + r0 + r) * Cout + jv) = acc[r]; \
   } while (0)
 
-NN_SIMD void PetscConcat(NNConvDirectForward, NN_SUFFIX)(NN_CONV_TASK *w)
+/* the passes' bodies, inlined with the channel counts as arguments: the common counts become constants, and the
+   rows' offsets immediate displacements */
+static inline __attribute__((always_inline)) void PetscConcat(NNConvDirectForwardBody, NN_SUFFIX)(NN_CONV_TASK *w, const PetscInt Cin, const PetscInt Cout)
 {
   const NNConvGeom   *g = w->g;
   const NN_CONV_PASS *ps = w->pass;
-  const PetscInt      Cin = g->Cin, Cout = g->Cout, nb = g->nb, pixin = nb * Cin;
+  const PetscInt      nb = g->nb, pixin = nb * Cin;
   PetscInt           *off = w->iwork;
 
   for (PetscInt q = w->q0; q < w->q1; q++) {
@@ -80,11 +82,11 @@ NN_SIMD void PetscConcat(NNConvDirectForward, NN_SUFFIX)(NN_CONV_TASK *w)
     for (PetscInt c = 0; c < (CI); c++) *(NN_VEC *)(dw + c * Cout) = acc[c]; \
   } while (0)
 
-NN_SIMD void PetscConcat(NNConvDirectBackward, NN_SUFFIX)(NN_CONV_TASK *w)
+static inline __attribute__((always_inline)) void PetscConcat(NNConvDirectBackwardBody, NN_SUFFIX)(NN_CONV_TASK *w, const PetscInt Cin, const PetscInt Cout)
 {
   const NNConvGeom   *g = w->g;
   const NN_CONV_PASS *ps = w->pass;
-  const PetscInt      Cin = g->Cin, Cout = g->Cout, nb = g->nb, pixin = nb * Cin;
+  const PetscInt      nb = g->nb, pixin = nb * Cin;
   PetscInt           *off = w->iwork;
 
   for (PetscInt q = w->q0; q < w->q1; q++) {
@@ -110,14 +112,33 @@ NN_SIMD void PetscConcat(NNConvDirectBackward, NN_SUFFIX)(NN_CONV_TASK *w)
           for (; c0 < Cin; c0 += 8) NN_DIRECT_DW_CHANNELS(8); /* Cin is a multiple of NN_VLEN >= 8 */
         }
       }
-      if (g->bias) { /* the bias row of dW */
-        NN_REAL *db = w->dW + g->K * Cout;
-        for (PetscInt r = rb; r < re; r++)
-          for (PetscInt jv = 0; jv < Cout; jv += NN_VLEN) *(NN_VEC *)(db + jv) += *(const NN_VEC *)(dyq + r * Cout + jv);
-      }
+      if (g->bias) /* the bias row of dW */
+        for (PetscInt jv = 0; jv < Cout; jv += NN_VLEN) {
+          NN_VEC sum = {0};
+          for (PetscInt r = rb; r < re; r++) sum += *(const NN_VEC *)(dyq + r * Cout + jv);
+          *(NN_VEC *)(w->dW + g->K * Cout + jv) += sum;
+        }
     }
   }
   w->flops += 2.0 * (w->q1 - w->q0) * (w->s1 - w->s0) * g->K * Cout * ((ps->dx ? 1 : 0) + (w->dW ? 1 : 0));
+}
+
+NN_SIMD void PetscConcat(NNConvDirectForward, NN_SUFFIX)(NN_CONV_TASK *w)
+{
+  const PetscInt Cin = w->g->Cin, Cout = w->g->Cout;
+
+  if (Cin == 16 && Cout == 16) PetscConcat(NNConvDirectForwardBody, NN_SUFFIX)(w, 16, 16);
+  else if (Cin == 32 && Cout == 64) PetscConcat(NNConvDirectForwardBody, NN_SUFFIX)(w, 32, 64);
+  else PetscConcat(NNConvDirectForwardBody, NN_SUFFIX)(w, Cin, Cout);
+}
+
+NN_SIMD void PetscConcat(NNConvDirectBackward, NN_SUFFIX)(NN_CONV_TASK *w)
+{
+  const PetscInt Cin = w->g->Cin, Cout = w->g->Cout;
+
+  if (Cin == 16 && Cout == 16) PetscConcat(NNConvDirectBackwardBody, NN_SUFFIX)(w, 16, 16);
+  else if (Cin == 32 && Cout == 64) PetscConcat(NNConvDirectBackwardBody, NN_SUFFIX)(w, 32, 64);
+  else PetscConcat(NNConvDirectBackwardBody, NN_SUFFIX)(w, Cin, Cout);
 }
 
 #undef NN_DIRECT_FORWARD_ROWS

@@ -67,7 +67,7 @@
    Checkpoints (NNCheckpointSave/Load) cover the declared tensors without type-specific code.
 */
 #include "dense.h"
-#include <cblas.h>
+#include <petnn/private/nngemm.h>
 
 static PetscErrorCode NNLayerSetUp_Dense(NNLayer l)
 {

@@ -10,7 +10,7 @@ static PetscErrorCode PetscConcat(NNDenseForward, NN_SUFFIX)(NNLayer l, PetscInt
   if (d->bias) {
     for (PetscInt s = 0; s < n; s++) PetscCall(PetscArraycpy(y + s * out, b, out));
   }
-  NN_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0, x, in, W, in, d->bias ? 1.0 : 0.0, y, out);
+  NN_GEMM_LAYER(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0, x, in, W, in, d->bias ? 1.0 : 0.0, y, out);
   PetscCall(PetscLogFlops(2.0 * n * out * in));
   PetscFunctionReturn(0);
 }
@@ -22,8 +22,8 @@ static PetscErrorCode PetscConcat(NNDenseBackward, NN_SUFFIX)(NNLayer l, PetscIn
   NN_REAL       *db = dW + out * in;
 
   PetscFunctionBegin;
-  if (dx) NN_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0, dy, out, W, in, 0.0, dx, in);
-  NN_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0, dy, out, x, in, 1.0, dW, in);
+  if (dx) NN_GEMM_LAYER(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0, dy, out, W, in, 0.0, dx, in);
+  NN_GEMM_LAYER(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0, dy, out, x, in, 1.0, dW, in);
   if (d->bias) {
     for (PetscInt s = 0; s < n; s++)
       for (PetscInt o = 0; o < out; o++) db[o] += dy[s * out + o];

@@ -328,6 +328,10 @@ typedef struct {
   char    tmp[PETSC_MAX_PATH_LEN + 32];
   int64_t fid; /* an HDF5 hid_t */
 } NNAtomicFile;
+/* src/sys/threads.c: OpenBLAS at one thread during PetNN's threaded passes, and a float GEMM split over threads */
+PETSC_INTERN PetscErrorCode NNThreadsBegin(void);
+PETSC_INTERN PetscErrorCode NNThreadsEnd(void);
+PETSC_INTERN PetscInt       NNThreadsAvailable(void);
 PETSC_INTERN PetscErrorCode NNAtomicCreate(const char[], const char[], NNAtomicFile *); /* file, what it is (for errors) */
 PETSC_INTERN PetscErrorCode NNAtomicCommit(NNAtomicFile *, const char[], const char[]);
 PETSC_INTERN void           NNAtomicAbort(NNAtomicFile *); /* never fails: for error paths */

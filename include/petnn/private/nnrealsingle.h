@@ -4,3 +4,4 @@
 #define NN_SUFFIX Single
 #define NN_GEMM   cblas_sgemm
 #define NN_VLEN   16
+#define NN_GEMM_LAYER NNGemmLayerSingle

@@ -3,3 +3,4 @@
 #undef NN_SUFFIX
 #undef NN_GEMM
 #undef NN_VLEN
+#undef NN_GEMM_LAYER

@@ -244,6 +244,7 @@ PetscErrorCode NNSingleForwardLayers(NN net, PetscInt n, Vec x0)
   PetscCall(NNSingleParameters(net));
   PetscCall(NNSingleLength(net, 0, n, x0, &m));
   PetscCall(NNVecToFloat(m, x0, net->prec.act[0]));
+  PetscCall(NNThreadsBegin()); /* OpenBLAS's workers stay asleep: PetNN threads the pass (src/sys/threads.c) */
   for (PetscInt i = 0; i < L; i++) {
     PetscInt draws = 0;
     if (shard) PetscCall(NNLayerGetRandomDraws(net->layers[i], &draws));
@@ -251,6 +252,7 @@ PetscErrorCode NNSingleForwardLayers(NN net, PetscInt n, Vec x0)
     PetscCall(NNSingleForwardLayer(net, i, n, x0));
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
   }
+  PetscCall(NNThreadsEnd());
   if (NNLayerHasSinglePasses(net->layers[L - 1])) {
     PetscCall(NNSingleLength(net, L, n, net->act[L], &m));
     PetscCall(NNFloatToVec(m, net->prec.act[L], net->act[L]));
@@ -309,9 +311,11 @@ PetscErrorCode NNSingleBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar
   PetscFunctionBegin;
   PetscCall(NNSingleLength(net, L, n, net->dact[L], &m));
   PetscCall(NNRoundVec(m, net->dact[L], net->prec.dact[L]));
+  PetscCall(NNThreadsBegin());
   for (PetscInt i = L - 1; i >= 0; i--) {
     PetscCall(NNSingleBackwardLayer(net, i, n, x0, dx0, need[i], dtheta));
     if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
   }
+  PetscCall(NNThreadsEnd());
   PetscFunctionReturn(0);
 }
