@@ -224,7 +224,8 @@ def main():
     # PetNN first (the smallest process), so the children's peak RSS after it is its own
     pn = run_petnn(a, env, n)
     petnn = best_epoch(pn["epoch_times"]) * scale
-    print(f"  PetNN float64:   {petnn:8.2f} s/epoch  ({petnn / (NTRAIN / BATCH):.4f} s/batch)", flush=True)
+    prec = "float32" if re.search(r"-nn_precision\s+single", a.petnn_args) else "float64"
+    print(f"  PetNN {prec}:   {petnn:8.2f} s/epoch  ({petnn / (NTRAIN / BATCH):.4f} s/batch)", flush=True)
     res = {"threads": a.threads, "ranks": a.ranks, "epochs": a.epochs, "samples_timed": n,
            "petnn_epoch_s": round(petnn, 3), "petnn_peak_rss_mb": pn["peak_rss_mb"] and round(pn["peak_rss_mb"], 1)}
     for dtype in ("float64", "float32"):

@@ -262,6 +262,13 @@ int main(int argc, char **argv)
      nsize: 2
      args: -net mlp -nn_allreduce shared -nn_shard_optimizer -nn_gradient_check
 
+   # single precision, the mpi all-reduce summing in float or in double
+   test:
+     suffix: mlp_single
+     nsize: {{2 3}}
+     args: -net mlp -nn_precision single -nn_allreduce mpi -nn_allreduce_single {{0 1}} -tol 1e-5
+     output_file: output/dp_mlp.out
+
    # hybrid layouts: data groups x spatial ranks = 1x1, 2x1, 1x2, 4x1, 2x2, 1x4
    test:
      suffix: cnn_1

@@ -35,6 +35,8 @@ struct _p_NNReducer {
   PetscReal       bucket_mb; /* bucket size in MB; 0: one bucket per layer with parameters */
   PetscBool       shard, shard_set; /* -nn_shard_optimizer; if not set: sharded with the shm type */
   PetscBool       shmused;   /* the shm type served the current or last training */
+  PetscBool       fsum;      /* -nn_allreduce_single: the mpi type sums the buckets in float */
+  float          *fbuf;      /* and stages them here (the whole gradient's length) */
 
   /* the current training */
   PetscBool    sharded;      /* the optimizer step split over the data groups (ZeRO stage 1) */

@@ -57,6 +57,7 @@ static PetscErrorCode NNReducerDestroy(NNReducer *r)
   PetscCall(PetscFree2((*r)->pcount, (*r)->pdispl));
   PetscCall(PetscFree((*r)->rcount));
   PetscCall(PetscFree((*r)->gslice));
+  PetscCall(PetscFree((*r)->fbuf));
   PetscCall(PetscHeaderDestroy(r));
   PetscFunctionReturn(0);
 }
@@ -108,6 +109,7 @@ static PetscErrorCode NNReducerSetFromOptions_Private(NNReducer r, PetscOptionIt
   PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)r->artype, (PetscEnum *)&r->artype, NULL));
   PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather); default: with the shared-memory all-reduce", "NNSetOptimizerSharding", sh, &sh, &flg));
   if (flg) PetscCall(NNSetOptimizerSharding(r->net, sh));
+  PetscCall(PetscOptionsBool("-nn_allreduce_single", "The mpi all-reduce sums the gradient buckets in float (half the bytes; rounds the gradient to float) instead of double; not with a sharded optimizer", "NNSetAllreduceType", r->fsum, &r->fsum, NULL));
   PetscFunctionReturn(0);
 }
 
@@ -141,6 +143,7 @@ PetscErrorCode NNReducerView(NNReducer r, PetscViewer viewer)
   if (r->nbuckets) PetscCall(PetscViewerASCIIPrintf(viewer, " (%" PetscInt_FMT " in the last training)", r->nbuckets));
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s\n", ((PetscObject)r)->type_name ? ", reducer type " : "", ((PetscObject)r)->type_name ? ((PetscObject)r)->type_name : ""));
   PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+  if (r->fsum) PetscCall(PetscViewerASCIIPrintf(viewer, "the mpi all-reduce sums in float (-nn_allreduce_single)\n"));
   if (r->shard_set || r->shmused) PetscCall(PetscViewerASCIIPrintf(viewer, "optimizer step %s\n", (r->shard_set ? r->shard : r->shmused) ? "sharded over the data groups" : "taken whole on every rank"));
   PetscTryTypeMethod(r, view, viewer);
   PetscFunctionReturn(0);

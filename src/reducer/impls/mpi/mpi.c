@@ -5,6 +5,10 @@
    passes and waited for at the end of the backward pass. With a sharded optimizer (ZeRO stage 1)
    the buckets are reduce-scattered instead, every group steps its slice of the parameters and the
    parameters are all-gathered after the step.
+
+   With -nn_allreduce_single (not sharded) a bucket is rounded to float, summed as floats and widened back when the
+   backward pass ends: half the bytes on the wire, the gradient rounded to float once more (bench/RESULTS.md compares
+   the two sums).
 */
 #include <petnn/private/reducerimpl.h>
 
@@ -19,6 +23,14 @@ static PetscErrorCode NNBucketLaunch(NNReducer r, PetscScalar *g, PetscInt b)
   if (r->sharded) { /* each group receives the sum over its slice's part of the bucket */
     PetscInt off = PetscMin(PetscMax(k->lo, r->slo), r->shi) - r->slo;
     PetscCallMPI(MPI_Ireduce_scatter(g + k->lo, r->gslice + off, r->rcount + b * p->D, MPIU_SCALAR, MPIU_SUM, p->dcomm, &r->req[b]));
+  } else if (r->fsum) { /* rounded to float, summed as floats */
+    PetscInt n;
+    if (!r->fbuf) {
+      PetscCall(VecGetLocalSize(r->net->theta, &n));
+      PetscCall(PetscMalloc1(n, &r->fbuf));
+    }
+    for (PetscInt i = k->lo; i < k->hi; i++) r->fbuf[i] = (float)g[i];
+    PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, r->fbuf + k->lo, (PetscMPIInt)(k->hi - k->lo), MPI_FLOAT, MPI_SUM, p->dcomm, &r->req[b]));
   } else PetscCallMPI(MPI_Iallreduce(MPI_IN_PLACE, g + k->lo, (PetscMPIInt)(k->hi - k->lo), MPIU_SCALAR, MPIU_SUM, p->dcomm, &r->req[b]));
   PetscCall(PetscTime(&t1));
   r->t_exposed += t1 - t0;
@@ -55,6 +67,9 @@ static PetscErrorCode NNReducerBackwardDone_MPI(NNReducer r, PetscScalar *g)
   for (; r->nlaunched < r->nbuckets; r->nlaunched++) PetscCall(NNBucketLaunch(r, g, r->nlaunched));
   PetscCall(PetscTime(&t0));
   PetscCallMPI(MPI_Waitall((PetscMPIInt)r->nbuckets, r->req, MPI_STATUSES_IGNORE));
+  if (r->fsum && !r->sharded)
+    for (PetscInt b = 0; b < r->nbuckets; b++)
+      for (PetscInt i = r->buckets[b].lo; i < r->buckets[b].hi; i++) g[i] = r->fbuf[i];
   PetscCall(PetscTime(&t1));
   r->t_exposed += t1 - t0;
   PetscFunctionReturn(0);
