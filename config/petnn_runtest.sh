@@ -11,7 +11,9 @@
 #     copied in), so relative paths such as -options_file foo.opts resolve as in the
 #     source directory while output files stay in the build tree;
 #   - fails if the program exits non-zero (unless filter: starts with "Error:",
-#     in which case stdout+stderr are compared and the exit code is ignored);
+#     in which case stdout+stderr are compared and the exit code is ignored),
+#     except exit code 77: the program skipped itself (a GPU test on a machine without
+#     a GPU, tests/cuda_layers.c), and the test case is reported as skipped;
 #   - compares stdout, piped through filter:, with the expected output file using
 #     PETSc's petscdiff (floating-point numbers are masked, whitespace ignored).
 #
@@ -121,6 +123,7 @@ done
 
 # ---------------------------------------------------------------- runs
 fail=0
+skipped=0
 for ((i = 0; i < T_NRUNS; i++)); do
   n=${T_NSIZE[$i]}
   tag=""
@@ -153,6 +156,11 @@ for ((i = 0; i < T_NRUNS; i++)); do
   )
   rc=$?
   touch "$out" "$err"
+  if [ "${T_ERROR[$i]}" != 1 ] && [ "$rc" = 77 ]; then
+    echo "SKIP $T_NAME$tag: the program skipped itself (exit code 77): $(tail -n 1 "$out")"
+    skipped=1
+    continue
+  fi
   if [ "${T_ERROR[$i]}" != 1 ] && [ "$rc" != 0 ]; then
     echo "FAIL $T_NAME$tag: exit code $rc"
     echo "---- stdout ----"; cat "$out"
@@ -211,6 +219,9 @@ for ((i = 0; i < T_NRUNS; i++)); do
   fail=1
 done
 
+if [ "$fail" = 0 ] && [ "$skipped" = 1 ]; then
+  exit 77
+fi
 if [ "$fail" = 0 ]; then
   echo "PASS $T_NAME"
   exit 0

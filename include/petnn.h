@@ -311,6 +311,18 @@ typedef enum {
 PETSC_EXTERN const char *const NNPrecisions[];
 PETSC_EXTERN PetscErrorCode    NNSetPrecision(NN, NNPrecision);
 PETSC_EXTERN PetscErrorCode    NNGetPrecision(NN, NNPrecision *);
+/* where the activations live and the passes run (-nn_device); parameters, their gradient, optimizer state, checkpoints
+   and TAO stay in the host Vecs */
+typedef enum {
+  NN_DEVICE_CPU, /* the host (the default) */
+  NN_DEVICE_CUDA /* an NVIDIA GPU: PetNN's own device buffers, cuBLAS; needs a PetNN built with CUDA */
+} NNDevice;
+PETSC_EXTERN const char *const NNDevices[];
+PETSC_EXTERN PetscErrorCode    NNSetDevice(NN, NNDevice);
+PETSC_EXTERN PetscErrorCode    NNGetDevice(NN, NNDevice *);
+PETSC_EXTERN PetscErrorCode    NNDeviceIsAvailable(NNDevice, PetscBool *, size_t, char[]);
+PETSC_EXTERN PetscErrorCode    NNSetCUDATF32(NN, PetscBool);
+PETSC_EXTERN PetscErrorCode    NNGetCUDATF32(NN, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNSetAutoRepartition(NN, PetscBool);
 PETSC_EXTERN PetscErrorCode NNGetAutoRepartition(NN, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNView(NN, PetscViewer);

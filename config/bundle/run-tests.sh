@@ -10,7 +10,8 @@
 # The bundle holds the cases that run a compiled program (not the python cross-checks).  Cases
 # reading Fashion-MNIST need the IDX files at /usr/share/datasets/fashion-mnist, as in the build.
 # Each case runs in a scratch mirror of the bundle's tests/ and examples/ under ${TMPDIR:-/tmp}.
-# Exit status: 0 when every selected case passes.
+# Exit status: 0 when no selected case fails. A program that exits with code 77 skipped itself (the GPU
+# tests without a GPU): its case is counted as skipped, not passed.
 set -u
 bindir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../bin" && pwd -P)
 bundle=$(dirname "$bindir")
@@ -32,8 +33,10 @@ trap 'rm -rf "$scratch"' EXIT
 
 npass=0
 nfail=0
+nskip=0
 failed=()
-run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pass
+skippedcases=()
+run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pass, 77 when one skipped itself
   local desc=$1 i n exe args cmd out err expected c rel rundir rc ok=0 cands=()
   unset T_NSIZE T_ARGS T_FILTER T_FILTER_OUTPUT T_DIFF_ARGS T_ENV T_ERROR T_LOCALRUNFILES
   # shellcheck disable=SC1090
@@ -75,6 +78,11 @@ run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pa
     )
     rc=$?
     touch "$out" "$err"
+    if [ "${T_ERROR[$i]}" != 1 ] && [ "$rc" = 77 ]; then
+      echo "SKIP $T_NAME (run $((i + 1))/$T_NRUNS): $(tail -n 1 "$out")"
+      [ "$ok" = 0 ] && ok=77
+      continue
+    fi
     if [ "${T_ERROR[$i]}" != 1 ] && [ "$rc" != 0 ]; then
       echo "FAIL $T_NAME (run $((i + 1))/$T_NRUNS, $n rank(s)): exit code $rc"
       cat "$out" "$err" | tail -20
@@ -105,14 +113,19 @@ run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pa
 for d in "$bundle"/testdefs/*/*.sh; do
   name="$(basename "$(dirname "$d")")/$(basename "$d" .sh)"
   [[ $name =~ $regex ]] || continue
-  if run_case "$d"; then
+  run_case "$d"
+  rc=$?
+  if [ "$rc" = 0 ]; then
     echo "PASS $name (${T_NRUNS} run(s), ranks ${T_NSIZE[*]})"
     npass=$((npass + 1))
+  elif [ "$rc" = 77 ]; then
+    nskip=$((nskip + 1))
+    skippedcases+=("$name")
   else
     nfail=$((nfail + 1))
     failed+=("$name")
   fi
 done
-echo "run-tests: $npass passed, $nfail failed${failed:+: ${failed[*]}}"
-[ $((npass + nfail)) -gt 0 ] || { echo "run-tests: no bundled case matches '$regex' (run-tests.sh -l lists them)"; exit 1; }
+echo "run-tests: $npass passed, $nfail failed${failed:+: ${failed[*]}}, $nskip skipped${skippedcases:+: ${skippedcases[*]}}"
+[ $((npass + nfail + nskip)) -gt 0 ] || { echo "run-tests: no bundled case matches '$regex' (run-tests.sh -l lists them)"; exit 1; }
 [ "$nfail" = 0 ]

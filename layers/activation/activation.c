@@ -6,6 +6,7 @@
 */
 #include <petnn/private/nnimpl.h>
 #include <petnn/private/nnsimd.h>
+#include <petnn/private/deviceimpl.h>
 
 typedef struct {
   PetscReal (*f)(PetscReal x, PetscReal slope);
@@ -190,6 +191,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ReLU(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, ReLU, DReLU));
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_ReLU;
+  l->ops->backwarddevice = NNLayerBackwardDevice_ReLU;
+#endif
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNKinkFunctions), NNKinkFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
@@ -206,6 +211,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, Leaky, DLeaky));
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_LeakyReLU;
+  l->ops->backwarddevice = NNLayerBackwardDevice_LeakyReLU;
+#endif
   ((NNLayer_Activation *)l->data)->slope = 0.01;
   l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
   l->ops->view                           = NNLayerView_LeakyReLU;
@@ -223,6 +232,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Tanh(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, Tanh, DTanh));
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Tanh;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Tanh;
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -235,6 +248,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Sigmoid(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerCreate_Activation(l, Sigmoid, DSigmoid));
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Sigmoid;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Sigmoid;
+#endif
   PetscFunctionReturn(0);
 }
 

@@ -29,6 +29,7 @@
    same bits), the second used where the CPU has it.
 */
 #include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -304,5 +305,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
   l->ops->backward       = NNLayerBackward_GELU;
   l->ops->setfromoptions = NNLayerSetFromOptions_GELU;
   l->ops->destroy        = NNLayerDestroy_GELU;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_GELU;
+  l->ops->backwarddevice = NNLayerBackwardDevice_GELU;
+#endif
   PetscFunctionReturn(0);
 }

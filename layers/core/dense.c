@@ -68,6 +68,7 @@
 */
 #include "dense.h"
 #include <petnn/private/nngemm.h>
+#include <petnn/private/deviceimpl.h>
 
 static PetscErrorCode NNLayerSetUp_Dense(NNLayer l)
 {
@@ -255,6 +256,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->backward        = NNLayerBackward_Dense;
   l->ops->forwardsingle   = NNLayerForwardSingle_Dense;
   l->ops->backwardsingle  = NNLayerBackwardSingle_Dense;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/core/dense_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Dense;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Dense;
+#endif
   l->ops->setfromoptions  = NNLayerSetFromOptions_Dense;
   l->ops->view            = NNLayerView_Dense;
   l->ops->destroy         = NNLayerDestroy_Dense;

@@ -4,6 +4,7 @@
    transition layer.
 */
 #include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
 
 static PetscErrorCode NNLayerSetUp_Flatten(NNLayer l)
 {
@@ -44,5 +45,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Flatten(NNLayer l)
   l->ops->backward       = NNFlattenBackwardDouble;
   l->ops->forwardsingle  = NNFlattenForwardSingle;
   l->ops->backwardsingle = NNFlattenBackwardSingle;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/core/flatten_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Flatten;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Flatten;
+#endif
   PetscFunctionReturn(0);
 }

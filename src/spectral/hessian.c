@@ -258,6 +258,7 @@ static PetscErrorCode NNHessianSetUpKinks(NNHessianCtx *c, PetscBool freeze)
   PetscCall(NNGetLayers(net, &nl, &layers));
   PetscCall(NNHessianFindKinks(nl, layers, c, &c->kink.n));
   if (!c->kink.n) PetscFunctionReturn(0);
+  PetscCheck(net->dev.type == NN_DEVICE_CPU, PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "The loss Hessian with frozen kinks (-nn_hessian_freeze_kinks, the default) needs -nn_device cpu: the device passes of relu and leaky_relu record no kink patterns; use -nn_device cpu or -nn_hessian_freeze_kinks 0");
   PetscCall(NNParallelGet(net, &p));
   if (c->data) nb = (c->N + p->D * net->nbatch - 1) / (p->D * net->nbatch);
   PetscCall(PetscMalloc3(c->kink.n, &c->kink.layer, c->kink.n, &c->kink.set, c->kink.n, &c->kink.offset));

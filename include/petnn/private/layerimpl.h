@@ -74,6 +74,13 @@ struct _NNLayerOps {
      converted at its boundaries (src/layer/interface/layersingle.c). */
   PetscErrorCode (*forwardsingle)(NNLayer, PetscInt, const float *, float *);
   PetscErrorCode (*backwardsingle)(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+  /* optional device passes (-nn_device cuda, src/nn/interface/nndevice_cuda.c): forward and backward as above on device
+     arrays whose entries are l->dev.prec (double or float), with the device copy of this layer's parameters l->dev.theta,
+     ADDING the parameter gradient into the device array l->dev.dtheta; enqueued on the network's stream
+     (NNCUDAGetStream()), not waited for. A type sets them only when built with PETNN_HAVE_CUDA; a network with a layer
+     of a type without them does not run on a device (NNSetUp() names the layer and the types that have them). */
+  PetscErrorCode (*forwarddevice)(NNLayer, PetscInt, const void *, void *);
+  PetscErrorCode (*backwarddevice)(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 };
 
 struct _p_NNLayer {
@@ -111,6 +118,12 @@ struct _p_NNLayer {
   PetscScalar       *buf;    /* valid during forward and backward */
   const float       *stheta;  /* single precision: this layer's slice of the float working copy of the parameters */
   float             *sdtheta; /* and of the float gradient (valid during single-precision passes) */
+  struct {                    /* device passes (ops forwarddevice, backwarddevice; valid during them) */
+    NNPrecision prec;         /* the entries of the device arrays: double or float */
+    PetscBool   tf32;         /* float GEMMs may use TF32 (-nn_cuda_tf32) */
+    const void *theta;        /* this layer's slice of the device parameter copy */
+    void       *dtheta;       /* and of the device parameter gradient */
+  } dev;
   /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
      pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
      NNLayerSetUp() and NNLayerSetInputDM(); the layer then gets n = nbatch slots) */

@@ -198,6 +198,14 @@ struct _p_NN {
     PetscInt        *len;          /* [nact] local entries of act[i] */
     float           *theta, *dtheta; /* the parameters, copied at the start of every pass; a layer's float gradient */
   } prec;
+  /* the device (-nn_device cuda, src/nn/interface/nndevice.c): device copies of the activations, their gradients
+     and the parameters, in the precision above, made by NNSetUp() (src/nn/interface/nndevice_cuda.c); act[] and dact[]
+     hold the double values at the boundaries (the input, the output and its loss gradient, the input gradient) */
+  struct {
+    NNDevice  type;
+    PetscBool tf32; /* -nn_cuda_tf32: single-precision GEMMs may use TF32 tensor cores */
+    void     *cuda; /* an NNDeviceCUDA (include/petnn/private/cudaimpl.h), NULL on the CPU */
+  } dev;
   struct {
     DM  indm;     /* NNSetInputDM(): the input's DMDA (dof = channels); NULL for sequential input */
     Vec tspatial; /* targets cut to a spatial output's layout */
@@ -242,6 +250,15 @@ PETSC_INTERN PetscErrorCode NNPrecisionReset(NN);
 PETSC_INTERN PetscErrorCode NNPrecisionView(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNSingleForwardLayers(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNSingleBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
+
+/* the device (src/nn/interface/nndevice.c; the CUDA parts in nndevice_cuda.c, built with PETNN_HAVE_CUDA) */
+PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNDeviceSetUp(NN);
+PETSC_INTERN PetscErrorCode NNDeviceReset(NN);
+PETSC_INTERN PetscErrorCode NNDeviceView(NN, PetscViewer);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayers(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNDeviceBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
+PETSC_INTERN PetscBool      NNLayerHasDevicePasses(NNLayer);
 
 /* graph networks (src/nn/interface/nngraph.c) */
 PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);

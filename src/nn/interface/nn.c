@@ -326,6 +326,7 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
 .  -nn_loss <cross_entropy,mse,l1,huber,rel_l2,bce_with_logits> - loss
 .  -nn_batch_size <n> - minibatch size
 .  -nn_precision <double,single> - precision of the activations and their gradients (`NNSetPrecision()`)
+.  -nn_device <cpu,cuda> - where the activations live and the passes run (`NNSetDevice()`)
 -  -nn_seed <s> - random seed
 
    Notes:
@@ -375,6 +376,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   if (flg) PetscCall(NNSetSeed(net, seed));
   PetscCall(PetscOptionsEnum("-nn_precision", "Precision of the activations and their gradients (parameters stay double)", "NNSetPrecision", NNPrecisions, (PetscEnum)net->prec.type, (PetscEnum *)&prec, &flg));
   if (flg) PetscCall(NNSetPrecision(net, prec));
+  PetscCall(NNSetFromOptions_Device(net, PetscOptionsObject)); /* -nn_device, -nn_cuda_tf32 (src/nn/interface/nndevice.c) */
   PetscCall(PetscOptionsBool("-nn_pool_before_activation", "Run max pooling before the ReLU in front of it (same result, fewer entries)", "NNSetPoolBeforeActivation", net->reorder.poolfirst, &net->reorder.poolfirst, NULL));
   {
     PetscBool on = net->repart.on;
@@ -539,7 +541,8 @@ PetscErrorCode NNView(NN net, PetscViewer viewer)
     }
   }
   PetscCall(NNParallelView(net, viewer));
-  if (net->prec.type != NN_PRECISION_DOUBLE) PetscCall(NNPrecisionView(net, viewer)); /* double, the default, goes unsaid */
+  if (net->dev.type != NN_DEVICE_CPU) PetscCall(NNDeviceView(net, viewer)); /* the device and the precision */
+  else if (net->prec.type != NN_PRECISION_DOUBLE) PetscCall(NNPrecisionView(net, viewer)); /* double, the default, goes unsaid */
   for (PetscInt i = 0; i < net->nlayers; i++) {
     PetscCall(NNLayerView(net->layers[i], viewer));
     PetscCall(NNRepartitionView(net, net->layers[i], viewer)); /* says why NNSetUp() inserted it */

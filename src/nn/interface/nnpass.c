@@ -71,6 +71,10 @@ static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
     PetscCall(NNGraphForward(net, n, x));
     PetscFunctionReturn(0);
   }
+  if (net->dev.type != NN_DEVICE_CPU) { /* the layers' device passes, double or single (src/nn/interface/nndevice.c) */
+    PetscCall(NNDeviceForwardLayers(net, n, x));
+    PetscFunctionReturn(0);
+  }
   if (net->prec.type == NN_PRECISION_SINGLE) {
     PetscCall(NNSingleForwardLayers(net, n, x)); /* src/nn/interface/nnprecision.c */
     PetscFunctionReturn(0);
@@ -140,7 +144,8 @@ static PetscErrorCode NNSequentialBackward(NN net, PetscInt n, Vec x0, Vec dx0, 
     PetscCall(NNLayerGetNumParameters(net->layers[i], &np));
     if (np) needdx = PETSC_TRUE;
   }
-  if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(NNSingleBackward(net, n, x0, dx0, dtheta, need));
+  if (net->dev.type != NN_DEVICE_CPU) PetscCall(NNDeviceBackward(net, n, x0, dx0, dtheta, need));
+  else if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(NNSingleBackward(net, n, x0, dx0, dtheta, need));
   else for (PetscInt i = net->nlayers - 1; i >= 0; i--) {
     PetscCall(NNLayerBackward(net->layers[i], n, i ? net->act[i] : x0, net->act[i + 1], net->dact[i + 1], need[i] ? (i ? net->dact[i] : dx0) : NULL));
     if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */

@@ -9,6 +9,7 @@ PetscErrorCode NNDestroyActivationVecs(NN net)
 {
   PetscFunctionBegin;
   PetscCall(NNPrecisionReset(net)); /* their float copies (single precision) */
+  PetscCall(NNDeviceReset(net));    /* their device copies (-nn_device cuda) */
   for (PetscInt i = 0; i < net->nact; i++) {
     if (net->act) PetscCall(VecDestroy(&net->act[i]));
     if (net->dact) PetscCall(VecDestroy(&net->dact[i]));
@@ -278,7 +279,8 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(VecDuplicate(net->act[0], &net->dact[0]));
     PetscCall(NNGraphCreateVecs(net));
   }
-  PetscCall(NNPrecisionSetUp(net)); /* float copies of the activations (-nn_precision single) */
+  if (net->dev.type == NN_DEVICE_CPU) PetscCall(NNPrecisionSetUp(net)); /* float copies of the activations (-nn_precision single) */
+  else PetscCall(NNDeviceSetUp(net)); /* their device copies, in either precision (-nn_device cuda, src/nn/interface/nndevice.c) */
   if (net->init.reinit) net->init.count++; /* the trainer's optimizer state and restart cursor start over (NNGetTrainerCursor()) */
   net->init.reinit      = PETSC_FALSE;
   net->setupcalled = PETSC_TRUE;

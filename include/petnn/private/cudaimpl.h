@@ -1,0 +1,55 @@
+/* The CUDA device (-nn_device cuda), C side: error checking, the package's CUDA state (src/sys/cuda/device_cuda.c) and a
+   network's device arrays (src/nn/interface/nndevice_cuda.c). Included only by the CUDA-only sources (*_cuda.c), which
+   CMake builds when PETNN_WITH_CUDA is on; the kernels themselves are in *.cu files behind cudakernels.h. */
+#pragma once
+#include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
+#include <cuda_runtime_api.h>
+#include <cublas_v2.h>
+#include <petnn/private/cudakernels.h>
+
+/* CUDA, cuBLAS errors as PETSc errors with the library's own name and message */
+#define NNCallCUDA(...) \
+  do { \
+    cudaError_t nn_cerr_ = (__VA_ARGS__); \
+    PetscCheck(nn_cerr_ == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "CUDA error %d %s: %s (in %s)", (int)nn_cerr_, cudaGetErrorName(nn_cerr_), cudaGetErrorString(nn_cerr_), #__VA_ARGS__); \
+  } while (0)
+#define NNCallCUBLAS(...) \
+  do { \
+    cublasStatus_t nn_berr_ = (__VA_ARGS__); \
+    PetscCheck(nn_berr_ == CUBLAS_STATUS_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "cuBLAS error %d %s: %s (in %s)", (int)nn_berr_, cublasGetStatusName(nn_berr_), cublasGetStatusString(nn_berr_), #__VA_ARGS__); \
+  } while (0)
+
+/* ---------------------------------------------------------------- the package's CUDA state (src/sys/cuda/device_cuda.c) */
+/* the GPUs this process sees; 0 with the reason in why[] when none can be used */
+PETSC_INTERN PetscErrorCode NNCUDAGetDeviceCount(PetscInt *, size_t, char[]);
+/* once per process: the GPU of this rank (its rank on the node modulo the GPUs), a stream and a cuBLAS handle on it */
+PETSC_INTERN PetscErrorCode NNCUDAInitialize(MPI_Comm);
+PETSC_INTERN PetscErrorCode NNCUDAGetStream(cudaStream_t *);
+PETSC_INTERN PetscErrorCode NNCUDAGetBLAS(cublasHandle_t *);
+PETSC_INTERN PetscErrorCode NNCUDAGetDeviceName(size_t, char[]);
+/* n ones of the precision on the device (bias GEMMs), valid until the next call with a larger n */
+PETSC_INTERN PetscErrorCode NNCUDAGetOnes(NNPrecision, PetscInt, const void **);
+/* C = alpha op(A) op(B) + beta C, column-major, through cublasGemmEx in double or float (tf32: float may use TF32) */
+PETSC_INTERN PetscErrorCode NNCUDAGemm(NNPrecision, PetscBool, cublasOperation_t, cublasOperation_t, PetscInt, PetscInt, PetscInt, PetscReal, const void *, PetscInt, const void *, PetscInt, PetscReal, void *, PetscInt);
+PETSC_INTERN PetscErrorCode NNCUDAMalloc(size_t, void **);
+PETSC_INTERN PetscErrorCode NNCUDAFree(void **);
+
+/* ---------------------------------------------------------------- a network's device arrays (src/nn/interface/nndevice_cuda.c) */
+typedef struct {
+  NNPrecision  prec;
+  size_t       esize;             /* sizeof(double) or sizeof(float) */
+  PetscInt     nact, nlayers, np; /* activations, top-level layers, local parameters */
+  PetscInt    *len;               /* [nact] entries of act[i] (the local size of the host Vec) */
+  void       **act, **dact;       /* [nact] device activations and their gradients */
+  void        *theta, *dtheta;    /* the parameter copy (made at the start of every forward pass) and the gradient */
+  void        *hx, *hy, *htheta, *hg; /* page-locked host staging: input, output (and its gradient), parameters, gradients */
+  cudaEvent_t *ev;                /* [4 nlayers]: each layer's forward start, stop, backward start, stop */
+  size_t       bytes;             /* device memory held */
+} NNDeviceCUDA;
+
+PETSC_INTERN PetscErrorCode NNDeviceSetUp_CUDA(NN);
+PETSC_INTERN PetscErrorCode NNDeviceReset_CUDA(NN);
+PETSC_INTERN PetscErrorCode NNDeviceView_CUDA(NN, PetscViewer);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNDeviceBackward_CUDA(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);

@@ -1,0 +1,287 @@
+/*
+   The device (-nn_device cpu|cuda): where the activations live and the passes run. Like the precision
+   (nnprecision.c), the device is a property of the activations, not a fork of the network: on a GPU the network keeps
+   device copies of act[] and dact[] and of the parameters, runs the layers' device passes (ops forwarddevice and
+   backwarddevice), and meets the host Vecs only at the boundaries: the input batch is uploaded, the output is
+   downloaded for the loss (evaluated on the host in double, as in single precision) and its gradient uploaded, each
+   layer's parameter gradient is added into the double gradient Vec as soon as the layer is done (so the data-parallel
+   reducers sum it as before), and the input gradient is downloaded when asked for. The parameters, their gradient, the
+   optimizer state, checkpoints, NNPredict()'s arguments and TAO stay in the host Vecs; the device copy of the
+   parameters is made at the start of every forward pass.
+
+   This file is built always; the CUDA parts are in nndevice_cuda.c (CMake's PETNN_WITH_CUDA). Without CUDA, or
+   without a GPU, NNSetDevice(net, NN_DEVICE_CUDA) is an error that says why.
+*/
+#include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
+#if defined(PETNN_HAVE_CUDA)
+  #include <petnn/private/cudaimpl.h>
+#endif
+
+const char *const NNDevices[] = {"cpu", "cuda", "NNDevice", "NN_DEVICE_", NULL};
+
+/*@C
+   NNDeviceIsAvailable - says whether networks can run on a device in this build and on this machine
+
+   Not Collective
+
+   Input Parameters:
++  dev - `NN_DEVICE_CPU` or `NN_DEVICE_CUDA`
+-  len - the size of why[] (may be 0)
+
+   Output Parameters:
++  avail - `PETSC_TRUE` when `NNSetDevice()` accepts dev here
+-  why - when not available, the reason (may be NULL): a PetNN built without CUDA, or no GPU found (with CUDA's error)
+
+   Level: intermediate
+
+.seealso: `NNSetDevice()`
+@*/
+PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, char why[])
+{
+  PetscFunctionBegin;
+  PetscValidBoolPointer(avail, 2);
+  *avail = PETSC_FALSE;
+  if (why && len) why[0] = 0;
+  if (dev == NN_DEVICE_CPU) {
+    *avail = PETSC_TRUE;
+    PetscFunctionReturn(0);
+  }
+  if (dev != NN_DEVICE_CUDA) {
+    if (why && len) PetscCall(PetscSNPrintf(why, len, "unknown device %d (valid: cpu, cuda)", (int)dev));
+    PetscFunctionReturn(0);
+  }
+#if defined(PETNN_HAVE_CUDA)
+  {
+    PetscInt count;
+    PetscCall(NNCUDAGetDeviceCount(&count, len, why));
+    *avail = (PetscBool)(count > 0);
+  }
+#else
+  if (why && len) PetscCall(PetscSNPrintf(why, len, "this PetNN was built without CUDA (CMake found no nvcc, CUDA runtime and cuBLAS, or -DPETNN_WITH_CUDA=OFF)"));
+#endif
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetDevice - sets where the network's activations live and its forward and backward passes run
+
+   Logically Collective
+
+   Input Parameters:
++  net - the network
+-  dev - `NN_DEVICE_CPU` (the default) or `NN_DEVICE_CUDA`
+
+   Options Database Keys:
++  -nn_device <cpu,cuda> - the device
+-  -nn_cuda_tf32 <bool> - single-precision GEMMs on the GPU may use TF32 tensor cores (`NNSetCUDATF32()`; default false)
+
+   Notes:
+   On a GPU the activations, their gradients and a copy of the parameters (made at the start of every forward pass)
+   are PetNN's own device arrays in the precision of `NNSetPrecision()`: dense layers run through cuBLAS
+   (`cublasGemmEx()`), the pointwise activations through PetNN's kernels. The parameters, their gradient
+   (`NNGetGradient()`), the optimizer state, checkpoints, `NNPredict()`'s arguments and TAO stay in the host Vecs: the input
+   batch is uploaded, the output downloaded for the loss (evaluated on the host in double) and its gradient uploaded,
+   and each layer's parameter gradient is added into the gradient Vec as the backward pass finishes the layer, so
+   data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
+
+   Only sequential networks whose layers all have device passes run on a device (dense, flatten, relu, leaky_relu, tanh,
+   sigmoid, gelu for now, replicated, not partitioned or sharded); `NNSetUp()` names the first layer that has none.
+   `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
+   (`NNDeviceIsAvailable()`). The CUDA code of this version has been compiled but not yet run on a GPU.
+
+   -log_view shows the device time of each layer type as NNDevFwd_<type> and NNDevBwd_<type> (the CUDA-event time of
+   its kernels plus the host time to enqueue them), and NNDevUpload/NNDevDownload the transfers.
+
+   Level: intermediate
+
+.seealso: `NNGetDevice()`, `NNSetPrecision()`, `NNDeviceIsAvailable()`, `NNSetCUDATF32()`
+@*/
+PetscErrorCode NNSetDevice(NN net, NNDevice dev)
+{
+  PetscBool avail;
+  char      why[256];
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(net, dev, 2);
+  PetscCheck(dev == NN_DEVICE_CPU || dev == NN_DEVICE_CUDA, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Unknown device %d: valid are cpu and cuda", (int)dev);
+  PetscCall(NNDeviceIsAvailable(dev, &avail, sizeof(why), why));
+  PetscCheck(avail, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "-nn_device %s: %s; valid here: cpu", NNDevices[dev], why);
+#if defined(PETNN_HAVE_CUDA)
+  if (dev == NN_DEVICE_CUDA) PetscCall(NNCUDAInitialize(PetscObjectComm((PetscObject)net)));
+#endif
+  if (net->dev.type != dev) net->setupcalled = PETSC_FALSE;
+  net->dev.type = dev;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetDevice - gets the device set with `NNSetDevice()`
+
+   Not Collective
+
+   Level: intermediate
+
+.seealso: `NNSetDevice()`
+@*/
+PetscErrorCode NNGetDevice(NN net, NNDevice *dev)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidPointer(dev, 2);
+  *dev = net->dev.type;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNSetCUDATF32 - lets single-precision GEMMs on the GPU use TF32 tensor cores (10-bit mantissas in the products)
+
+   Logically Collective
+
+   Input Parameters:
++  net - the network
+-  flg - `PETSC_TRUE` to allow TF32 (default `PETSC_FALSE`: full float products)
+
+   Options Database Key:
+.  -nn_cuda_tf32 <bool> - allow TF32
+
+   Notes:
+   Has an effect only with `NNSetDevice()` `NN_DEVICE_CUDA` and `NNSetPrecision()` `NN_PRECISION_SINGLE`; double GEMMs are
+   always double.
+
+   Level: advanced
+
+.seealso: `NNSetDevice()`, `NNGetCUDATF32()`
+@*/
+PetscErrorCode NNSetCUDATF32(NN net, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(net, flg, 2);
+  net->dev.tf32 = flg;
+  PetscFunctionReturn(0);
+}
+
+/*@
+   NNGetCUDATF32 - gets whether single-precision GEMMs on the GPU may use TF32 (`NNSetCUDATF32()`)
+
+   Not Collective
+
+   Level: advanced
+
+.seealso: `NNSetCUDATF32()`
+@*/
+PetscErrorCode NNGetCUDATF32(NN net, PetscBool *flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscValidBoolPointer(flg, 2);
+  *flg = net->dev.tf32;
+  PetscFunctionReturn(0);
+}
+
+#if defined(PETNN_HAVE_CUDA)
+  #define NN_CUDA_NOTE "(CUDA: built in)"
+#else
+  #define NN_CUDA_NOTE "(cuda needs CUDA: this PetNN was built without it)"
+#endif
+
+/* -nn_device, -nn_cuda_tf32 (called by NNSetFromOptions()) */
+PetscErrorCode NNSetFromOptions_Device(NN net, PetscOptionItems *PetscOptionsObject)
+{
+  NNDevice  dev = net->dev.type;
+  PetscBool flg, tf32 = net->dev.tf32;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsEnum("-nn_device", "Where the activations live and the passes run: cpu or cuda " NN_CUDA_NOTE, "NNSetDevice", NNDevices, (PetscEnum)dev, (PetscEnum *)&dev, &flg));
+  if (flg) PetscCall(NNSetDevice(net, dev));
+  PetscCall(PetscOptionsBool("-nn_cuda_tf32", "Single-precision GEMMs on the GPU may use TF32 tensor cores", "NNSetCUDATF32", tf32, &tf32, &flg));
+  if (flg) PetscCall(NNSetCUDATF32(net, tf32));
+  PetscFunctionReturn(0);
+}
+
+/* the layer runs its own device passes: its type has them and its parameters are whole */
+PetscBool NNLayerHasDevicePasses(NNLayer l)
+{
+  return (PetscBool)(l->ops->forwarddevice && l->ops->backwarddevice && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
+}
+
+/* after NNSetUp() made the activation Vecs: checks that the network can run on its device and makes the device arrays */
+PetscErrorCode NNDeviceSetUp(NN net)
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)net);
+
+  PetscFunctionBegin;
+  if (net->dev.type == NN_DEVICE_CPU) PetscFunctionReturn(0);
+  PetscCheck(!net->graph.on, comm, PETSC_ERR_SUP, "-nn_device %s is not available for graph networks (-nn_type graph) yet: use -nn_device cpu", NNDevices[net->dev.type]);
+  PetscCheck(!net->spatial.indm, comm, PETSC_ERR_SUP, "-nn_device %s is not available for networks with a spatial (DMDA) input (NNSetInputDM()) yet: use -nn_device cpu", NNDevices[net->dev.type]);
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer     l      = net->layers[i];
+    const char *name   = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
+    PetscBool   passes = (PetscBool)(l->ops->forwarddevice && l->ops->backwarddevice);
+    PetscCheck(passes, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes; the types that have them are " NN_DEVICE_LAYER_TYPES ": use -nn_device cpu for this network", NNDevices[net->dev.type], name, type);
+    PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+  }
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceSetUp_CUDA(net));
+#else
+  SETERRQ(comm, PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA; valid here: cpu", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* frees the device arrays (NNSetUp() remakes them; NNDestroy()) */
+PetscErrorCode NNDeviceReset(NN net)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceReset_CUDA(net));
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* NNView()'s line: the device and the precision (nothing on the CPU, the default) */
+PetscErrorCode NNDeviceView(NN net, PetscViewer v)
+{
+  PetscFunctionBegin;
+  if (net->dev.type == NN_DEVICE_CPU) PetscFunctionReturn(0);
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceView_CUDA(net, v));
+#else
+  PetscCall(PetscViewerASCIIPrintf(v, "device: %s (not built in)\n", NNDevices[net->dev.type]));
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* the forward pass of a sequential network on the device; the output is left in act[nlayers] (double) */
+PetscErrorCode NNDeviceForwardLayers(NN net, PetscInt n, Vec x0)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceForwardLayers_CUDA(net, n, x0));
+#else
+  (void)n;
+  (void)x0;
+  SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* the backward pass on the device from the loss gradient dact[nlayers] (double) down to dx0 (NULL: not needed), the
+   parameter gradient added into dtheta layer by layer, calling layerdone after each as the CPU pass does */
+PetscErrorCode NNDeviceBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar *dtheta, PetscBool need[])
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceBackward_CUDA(net, n, x0, dx0, dtheta, need));
+#else
+  (void)n;
+  (void)x0;
+  (void)dx0;
+  (void)dtheta;
+  (void)need;
+  SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,339 @@
+/*
+   A sequential network on a CUDA GPU (-nn_device cuda; the design is in nndevice.c): the device arrays, the passes over
+   the layers' device passes, the transfers at the boundaries and the device-time log events. Built with PETNN_HAVE_CUDA.
+
+   All work goes to the package's one stream (src/sys/cuda/device_cuda.c) in order. The host waits for it where it needs
+   a result: the output (forward), each layer's parameter gradient (backward, before layerdone: data-parallel reducers
+   read it), the input gradient, and the end of the backward pass. Uploads from page-locked staging reuse a buffer only
+   after such a wait.
+*/
+#include <petnn/private/cudaimpl.h>
+
+/* ---------------------------------------------------------------- device-time log events */
+#define NN_MAX_DEVICE_EVENTS 64
+static struct {
+  char          name[64];
+  PetscLogEvent fwd, bwd;
+} NNDeviceEvents[NN_MAX_DEVICE_EVENTS];
+static int           NNDeviceNumEvents = 0;
+static PetscLogEvent NN_DevUpload = 0, NN_DevDownload = 0;
+
+/* NNDevFwd_<type>, NNDevBwd_<type>, registered on first use */
+static PetscErrorCode NNLayerGetDeviceEvents(const char type[], PetscLogEvent *fwd, PetscLogEvent *bwd)
+{
+  PetscBool match;
+  char      fname[128], bname[128];
+  int       k;
+
+  PetscFunctionBegin;
+  if (!NN_DevUpload) {
+    PetscCall(PetscLogEventRegister("NNDevUpload", NN_CLASSID, &NN_DevUpload));
+    PetscCall(PetscLogEventRegister("NNDevDownload", NN_CLASSID, &NN_DevDownload));
+  }
+  for (int i = 0; i < NNDeviceNumEvents; i++) {
+    PetscCall(PetscStrcmp(type, NNDeviceEvents[i].name, &match));
+    if (match) {
+      *fwd = NNDeviceEvents[i].fwd;
+      *bwd = NNDeviceEvents[i].bwd;
+      PetscFunctionReturn(0);
+    }
+  }
+  PetscCheck(NNDeviceNumEvents < NN_MAX_DEVICE_EVENTS, PETSC_COMM_SELF, PETSC_ERR_SUP, "Too many layer types on the device (at most %d)", NN_MAX_DEVICE_EVENTS);
+  k = NNDeviceNumEvents++;
+  PetscCall(PetscStrncpy(NNDeviceEvents[k].name, type, sizeof(NNDeviceEvents[k].name)));
+  PetscCall(PetscSNPrintf(fname, sizeof(fname), "NNDevFwd_%s", type));
+  PetscCall(PetscSNPrintf(bname, sizeof(bname), "NNDevBwd_%s", type));
+  PetscCall(PetscLogEventRegister(fname, NNLAYER_CLASSID, &NNDeviceEvents[k].fwd));
+  PetscCall(PetscLogEventRegister(bname, NNLAYER_CLASSID, &NNDeviceEvents[k].bwd));
+  *fwd = NNDeviceEvents[k].fwd;
+  *bwd = NNDeviceEvents[k].bwd;
+  PetscFunctionReturn(0);
+}
+
+/* whether -log_view (or another default log handler) is collecting: then the layers' CUDA events are recorded */
+static PetscBool NNDeviceTiming(void)
+{
+#if defined(PETSC_USE_LOG)
+  return (PetscBool)(PetscLogPLB && petsc_stageLog && petsc_stageLog->stageInfo[petsc_stageLog->curStage].perfInfo.active);
+#else
+  return PETSC_FALSE;
+#endif
+}
+
+/* adds the CUDA-event time between a and b (both complete) to log event e of the current stage. The event was begun
+   and ended around the launch of the kernels (its count, its flops and the host's enqueue time); this adds the time
+   the GPU spent on them, so NNDevFwd_<type>'s time is enqueue plus device time and its Mflop/s the device rate. */
+static PetscErrorCode NNDeviceLogTime(PetscLogEvent e, cudaEvent_t a, cudaEvent_t b)
+{
+  float ms = 0;
+
+  PetscFunctionBegin;
+#if defined(PETSC_USE_LOG)
+  {
+    PetscEventPerfLog log = petsc_stageLog->stageInfo[petsc_stageLog->curStage].eventLog;
+    NNCallCUDA(cudaEventElapsedTime(&ms, a, b));
+    if (e < log->numEvents && log->eventInfo[e].active) log->eventInfo[e].time += ms * 1e-3;
+  }
+#else
+  (void)e, (void)a, (void)b, (void)ms;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- device arrays */
+PetscErrorCode NNDeviceReset_CUDA(NN net)
+{
+  NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
+
+  PetscFunctionBegin;
+  if (!c) PetscFunctionReturn(0);
+  for (PetscInt i = 0; i < c->nact; i++) {
+    if (c->act) PetscCall(NNCUDAFree(&c->act[i]));
+    if (c->dact) PetscCall(NNCUDAFree(&c->dact[i]));
+  }
+  PetscCall(NNCUDAFree(&c->theta));
+  PetscCall(NNCUDAFree(&c->dtheta));
+  if (c->hx) NNCallCUDA(cudaFreeHost(c->hx));
+  if (c->hy) NNCallCUDA(cudaFreeHost(c->hy));
+  if (c->htheta) NNCallCUDA(cudaFreeHost(c->htheta));
+  if (c->hg) NNCallCUDA(cudaFreeHost(c->hg));
+  for (PetscInt k = 0; k < 4 * c->nlayers && c->ev; k++)
+    if (c->ev[k]) NNCallCUDA(cudaEventDestroy(c->ev[k]));
+  PetscCall(PetscFree(c->ev));
+  PetscCall(PetscFree3(c->len, c->act, c->dact));
+  PetscCall(PetscFree(net->dev.cuda));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNDeviceMallocHost(size_t bytes, void **p)
+{
+  cudaError_t err;
+
+  PetscFunctionBegin;
+  *p = NULL;
+  if (!bytes) PetscFunctionReturn(0);
+  err = cudaMallocHost(p, bytes);
+  PetscCheck(err == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMallocHost() of %.4g MB (page-locked staging) failed: %s (%s)", bytes / 1e6, cudaGetErrorName(err), cudaGetErrorString(err));
+  PetscFunctionReturn(0);
+}
+
+/* after NNSetUp() made the activation Vecs: their device copies, the parameter copy and its gradient, staging, events */
+PetscErrorCode NNDeviceSetUp_CUDA(NN net)
+{
+  NNDeviceCUDA *c;
+  PetscInt      maxp = 0, L = net->nlayers;
+
+  PetscFunctionBegin;
+  PetscCall(NNDeviceReset_CUDA(net));
+  PetscCall(NNCUDAInitialize(PetscObjectComm((PetscObject)net)));
+  PetscCall(PetscNew(&c));
+  net->dev.cuda = c; /* from here on NNDeviceReset_CUDA() frees what was made, also after an error */
+  c->prec       = net->prec.type;
+  c->esize      = c->prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  c->nact       = net->nact;
+  c->nlayers    = L;
+  PetscCall(PetscCalloc3(c->nact, &c->len, c->nact, &c->act, c->nact, &c->dact));
+  for (PetscInt i = 0; i < c->nact; i++) {
+    PetscCall(VecGetLocalSize(net->act[i], &c->len[i]));
+    PetscCall(NNCUDAMalloc(c->len[i] * c->esize, &c->act[i]));
+    PetscCall(NNCUDAMalloc(c->len[i] * c->esize, &c->dact[i]));
+    c->bytes += 2 * c->len[i] * c->esize;
+  }
+  PetscCall(VecGetLocalSize(net->theta, &c->np));
+  PetscCall(NNCUDAMalloc(c->np * c->esize, &c->theta));
+  PetscCall(NNCUDAMalloc(c->np * c->esize, &c->dtheta));
+  c->bytes += 2 * c->np * c->esize;
+  for (PetscInt i = 0; i < L; i++) maxp = PetscMax(maxp, net->layers[i]->nparam);
+  /* staging: float conversions of the input, the parameters, the output and its gradient; every precision stages the
+     gradients (they are added into the host gradient) and the input gradient */
+  if (c->prec == NN_PRECISION_SINGLE) {
+    PetscCall(NNDeviceMallocHost(c->len[0] * c->esize, &c->hx));
+    PetscCall(NNDeviceMallocHost(c->np * c->esize, &c->htheta));
+    PetscCall(NNDeviceMallocHost(c->len[L] * c->esize, &c->hy));
+  }
+  PetscCall(NNDeviceMallocHost(PetscMax(maxp, c->len[0]) * c->esize, &c->hg));
+  PetscCall(PetscCalloc1(4 * L, &c->ev));
+  for (PetscInt k = 0; k < 4 * L; k++) NNCallCUDA(cudaEventCreate(&c->ev[k]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceView_CUDA(NN net, PetscViewer v)
+{
+  NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
+  char          name[256];
+
+  PetscFunctionBegin;
+  PetscCall(NNCUDAGetDeviceName(sizeof(name), name));
+  PetscCall(PetscViewerASCIIPrintf(v, "device: cuda (%s), precision %s: activations, their gradients and a parameter copy on the GPU; parameters, optimizer state, checkpoints and the loss in double on the host\n", name, NNPrecisions[net->prec.type]));
+  PetscCall(PetscViewerASCIIPushTab(v));
+  if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(PetscViewerASCIIPrintf(v, "float GEMMs: %s\n", net->dev.tf32 ? "TF32 tensor cores allowed (-nn_cuda_tf32)" : "full float products (-nn_cuda_tf32 false)"));
+  if (c) PetscCall(PetscViewerASCIIPrintf(v, "device memory: %.3g MB\n", c->bytes / 1e6));
+  PetscCall(PetscViewerASCIIPopTab(v));
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- transfers */
+/* m entries of the host array a into the device array d (float: converted in the page-locked stage first) */
+static PetscErrorCode NNDeviceUpload(NNDeviceCUDA *c, PetscInt m, const PetscScalar *a, void *stage, void *d, cudaStream_t s)
+{
+  PetscFunctionBegin;
+  if (!m) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventBegin(NN_DevUpload, 0, 0, 0, 0));
+  if (c->prec == NN_PRECISION_SINGLE) {
+    float *f = (float *)stage;
+    for (PetscInt k = 0; k < m; k++) f[k] = (float)a[k];
+    NNCallCUDA(cudaMemcpyAsync(d, f, m * sizeof(float), cudaMemcpyHostToDevice, s));
+  } else NNCallCUDA(cudaMemcpyAsync(d, a, m * sizeof(double), cudaMemcpyHostToDevice, s)); /* pageable: returns once staged */
+  PetscCall(PetscLogEventEnd(NN_DevUpload, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* m entries of the device array d into the host array a, written or (add) added; waits for the stream first, outside
+   the event, so that NNDevDownload times the copy alone */
+static PetscErrorCode NNDeviceDownload(NNDeviceCUDA *c, PetscInt m, const void *d, void *stage, PetscScalar *a, PetscBool add, cudaStream_t s)
+{
+  PetscFunctionBegin;
+  if (!m) PetscFunctionReturn(0);
+  NNCallCUDA(cudaStreamSynchronize(s));
+  PetscCall(PetscLogEventBegin(NN_DevDownload, 0, 0, 0, 0));
+  if (c->prec == NN_PRECISION_SINGLE || add) {
+    NNCallCUDA(cudaMemcpyAsync(stage, d, m * c->esize, cudaMemcpyDeviceToHost, s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+    if (c->prec == NN_PRECISION_SINGLE) {
+      const float *f = (const float *)stage;
+      if (add)
+        for (PetscInt k = 0; k < m; k++) a[k] += f[k];
+      else
+        for (PetscInt k = 0; k < m; k++) a[k] = f[k];
+    } else {
+      const double *g = (const double *)stage;
+      for (PetscInt k = 0; k < m; k++) a[k] += g[k];
+    }
+  } else {
+    NNCallCUDA(cudaMemcpyAsync(a, d, m * sizeof(double), cudaMemcpyDeviceToHost, s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+  }
+  PetscCall(PetscLogEventEnd(NN_DevDownload, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* the entries of activation i a pass over n samples uses (sequential activations: n samples of the batch) */
+static PetscInt NNDeviceLength(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
+{
+  return n * (c->len[i] / net->nbatch);
+}
+
+/* the layers' slices of the device parameter copy and gradient */
+static PetscErrorCode NNDeviceSetLayerPointers(NN net, NNDeviceCUDA *c)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer l    = net->layers[i];
+    l->dev.prec   = c->prec;
+    l->dev.tf32   = net->dev.tf32;
+    l->dev.theta  = c->theta ? (const char *)c->theta + l->poff * c->esize : NULL;
+    l->dev.dtheta = c->dtheta ? (char *)c->dtheta + l->poff * c->esize : NULL;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- passes */
+/*
+   NNDeviceForwardLayers_CUDA - uploads the parameters and the input batch x0, runs every layer's forward device pass and
+   downloads the output into act[nlayers] (double)
+*/
+PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
+{
+  NNDeviceCUDA      *c = (NNDeviceCUDA *)net->dev.cuda;
+  PetscInt           L = net->nlayers;
+  const PetscScalar *a;
+  PetscScalar       *y;
+  cudaStream_t       s;
+  PetscBool          timing = NNDeviceTiming();
+
+  PetscFunctionBegin;
+  PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
+  PetscCall(NNCUDAGetStream(&s));
+  /* the parameter copy, made anew for every pass (other ranks' optimizer steps leave this Vec's state unchanged) */
+  PetscCall(VecGetArrayRead(net->theta, &a));
+  PetscCall(NNDeviceUpload(c, c->np, a, c->htheta, c->theta, s));
+  PetscCall(VecRestoreArrayRead(net->theta, &a));
+  PetscCall(NNDeviceSetLayerPointers(net, c));
+  PetscCall(VecGetArrayRead(x0, &a));
+  PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, 0, n), a, c->hx, c->act[0], s));
+  PetscCall(VecRestoreArrayRead(x0, &a));
+  for (PetscInt i = 0; i < L; i++) {
+    NNLayer       l = net->layers[i];
+    PetscLogEvent fwd, bwd;
+    PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+    if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
+    PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+    PetscUseTypeMethod(l, forwarddevice, n, c->act[i], c->act[i + 1]);
+    PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+    if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
+  }
+  PetscCall(VecGetArrayWrite(net->act[L], &y));
+  PetscCall(NNDeviceDownload(c, NNDeviceLength(net, c, L, n), c->act[L], c->hy, y, PETSC_FALSE, s));
+  PetscCall(VecRestoreArrayWrite(net->act[L], &y));
+  if (timing) {
+    NNCallCUDA(cudaStreamSynchronize(s));
+    for (PetscInt i = 0; i < L; i++) {
+      PetscLogEvent fwd, bwd;
+      PetscCall(NNLayerGetDeviceEvents(((PetscObject)net->layers[i])->type_name, &fwd, &bwd));
+      PetscCall(NNDeviceLogTime(fwd, c->ev[4 * i], c->ev[4 * i + 1]));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNDeviceBackward_CUDA - after NNDeviceForwardLayers_CUDA() on the same batch (the device activations and parameter
+   copy are still those): uploads the loss gradient dact[nlayers], runs the backward device passes from the last layer
+   down, adds each layer's parameter gradient into dtheta (host, double) and calls layerdone, and downloads the input
+   gradient into dx0 when need[0] and dx0
+*/
+PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Vec dx0, PetscScalar *dtheta, PetscBool need[])
+{
+  NNDeviceCUDA        *c  = (NNDeviceCUDA *)net->dev.cuda;
+  NNBackwardCallbacks *cb = &net->pass.backward;
+  PetscInt             L  = net->nlayers;
+  const PetscScalar   *a;
+  cudaStream_t         s;
+  PetscBool            timing = NNDeviceTiming();
+
+  PetscFunctionBegin;
+  PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
+  PetscCall(NNCUDAGetStream(&s));
+  PetscCall(NNDeviceSetLayerPointers(net, c));
+  PetscCall(VecGetArrayRead(net->dact[L], &a));
+  PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, L, n), a, c->hy, c->dact[L], s));
+  PetscCall(VecRestoreArrayRead(net->dact[L], &a));
+  if (c->np) NNCallCUDA(cudaMemsetAsync(c->dtheta, 0, c->np * c->esize, s));
+  for (PetscInt i = L - 1; i >= 0; i--) {
+    NNLayer       l = net->layers[i];
+    PetscLogEvent fwd, bwd;
+    PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+    if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 2], s));
+    PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+    PetscUseTypeMethod(l, backwarddevice, n, c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
+    PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+    if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
+    if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
+    if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
+  }
+  if (need[0] && dx0) {
+    PetscScalar *dx;
+    PetscCall(VecGetArray(dx0, &dx));
+    PetscCall(NNDeviceDownload(c, NNDeviceLength(net, c, 0, n), c->dact[0], c->hg, dx, PETSC_FALSE, s));
+    PetscCall(VecRestoreArray(dx0, &dx));
+  }
+  NNCallCUDA(cudaStreamSynchronize(s)); /* the staging buffers are free again */
+  if (timing) {
+    for (PetscInt i = 0; i < L; i++) {
+      PetscLogEvent fwd, bwd;
+      PetscCall(NNLayerGetDeviceEvents(((PetscObject)net->layers[i])->type_name, &fwd, &bwd));
+      PetscCall(NNDeviceLogTime(bwd, c->ev[4 * i + 2], c->ev[4 * i + 3]));
+    }
+  }
+  PetscFunctionReturn(0);
+}

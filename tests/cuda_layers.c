@@ -1,0 +1,352 @@
+static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer type by layer type, then whole MLP training steps.\n\n"
+                     "Each case builds a small network from options and runs one batch (NNLossGradient()) on the CPU\n"
+                     "and on the GPU with the same weights and data, in double and in single precision, and compares\n"
+                     "the loss, the output, the input gradient and the parameter gradient (relative 2-norm\n"
+                     "differences). Then an MLP takes Adam steps on both devices and the parameters are compared.\n"
+                     "Without a GPU (or in a PetNN built without CUDA) the program says why and exits with code 77,\n"
+                     "which the test harness reports as skipped.\n\n"
+                     "  -tol_double <1e-12>  cuda vs cpu in double\n"
+                     "  -tol_single <1e-5>   cuda vs cpu in single precision\n"
+                     "  -cases <string>      only the cases whose label contains this string\n"
+                     "  -print_errors        print the measured differences (not stable output)\n\n";
+
+#include <petnn/private/nnimpl.h>
+
+#define NBATCH 6
+
+typedef struct {
+  PetscRandom rand;
+  PetscReal   tol[2]; /* [NNPrecision] */
+  PetscBool   print_errors;
+  char        only[64];
+} Ctx;
+
+typedef struct {
+  const char *label;
+  const char *opts;     /* network options, each option name without the case's prefix */
+  PetscBool   kinkfree; /* inputs at least 0.2 away from 0 (ReLU kinks at the input) */
+} Case;
+
+/* every layer type with device passes (NN_DEVICE_LAYER_TYPES), each with a dense layer for parameter gradients */
+static const Case cases[] = {
+  {"dense",                "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss mse",                                        PETSC_FALSE},
+  {"dense without bias",   "-nn_layers fc -fc_type dense -fc_units 5 -fc_bias 0 -nn_input_shape 7 -nn_loss mse",                             PETSC_FALSE},
+  {"flatten",              "-nn_layers f,fc -f_type flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse",                  PETSC_FALSE},
+  {"relu",                 "-nn_layers a,fc -a_type relu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_TRUE },
+  {"leaky_relu",           "-nn_layers a,fc -a_type leaky_relu -a_slope 0.1 -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",      PETSC_TRUE },
+  {"tanh",                 "-nn_layers a,fc -a_type tanh -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE},
+  {"sigmoid",              "-nn_layers a,fc -a_type sigmoid -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                      PETSC_FALSE},
+  {"gelu",                 "-nn_layers a,fc -a_type gelu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE},
+  {"loss cross_entropy",   "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss cross_entropy",                              PETSC_FALSE},
+  {"mlp",                  "-nn_layers f,fc1,a1,fc2,a2,fc3 -f_type flatten -fc1_type dense -fc1_units 32 -a1_type tanh -fc2_type dense -fc2_units 16 -a2_type gelu -fc3_type dense -fc3_units 10 -nn_input_shape 1,6,6 -nn_loss cross_entropy", PETSC_FALSE},
+};
+
+/* every option of opts gets the prefix, so each case's layers have their own names */
+static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
+{
+  char   buf[4096], *p = buf;
+  size_t len;
+
+  PetscFunctionBegin;
+  for (const char *s = opts; *s; s++) {
+    if (*s == '-' && (s == opts || s[-1] == ' ') && !(s[1] >= '0' && s[1] <= '9') && s[1] != '.') {
+      PetscCall(PetscSNPrintf(p, sizeof(buf) - (p - buf), "-%s", prefix));
+      PetscCall(PetscStrlen(buf, &len));
+      p = buf + len;
+    } else *p++ = *s;
+    PetscCheck(p < buf + sizeof(buf) - 64, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
+  }
+  *p = 0;
+  PetscCall(PetscOptionsInsertString(NULL, buf));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
+{
+  PetscScalar u;
+
+  PetscFunctionBegin;
+  PetscCall(PetscRandomGetValue(ctx->rand, &u));
+  *v = 2 * PetscRealPart(u) - 1;
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  PetscReal L;
+  Vec       y, dx, g;
+} Result;
+
+/* one NNLossGradient() on the given device; the result's Vecs are copies */
+static PetscErrorCode Run(NN net, NNDevice dev, Vec x, Vec t, Result *r)
+{
+  Vec        g;
+  PetscInt   nact;
+  const Vec *act, *dact;
+
+  PetscFunctionBegin;
+  PetscCall(NNSetDevice(net, dev));
+  PetscCall(VecDuplicate(x, &r->dx));
+  PetscCall(NNLossGradient(net, NBATCH, x, t, &r->L, r->dx));
+  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
+  PetscCall(VecDuplicate(act[nact - 1], &r->y));
+  PetscCall(VecCopy(act[nact - 1], r->y));
+  PetscCall(NNGetGradient(net, &g));
+  PetscCall(VecDuplicate(g, &r->g));
+  PetscCall(VecCopy(g, r->g));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ResultDestroy(Result *r)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&r->y));
+  PetscCall(VecDestroy(&r->dx));
+  PetscCall(VecDestroy(&r->g));
+  PetscFunctionReturn(0);
+}
+
+/* ||a - b|| / ||a|| */
+static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
+{
+  Vec       w;
+  PetscReal na, nd;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(a, &w));
+  PetscCall(VecWAXPY(w, -1.0, b, a));
+  PetscCall(VecNorm(w, NORM_2, &nd));
+  PetscCall(VecNorm(a, NORM_2, &na));
+  *d = nd / PetscMax(na, 1e-300);
+  PetscCall(VecDestroy(&w));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode CreateNet(const char prefix[], NN *net)
+{
+  PetscFunctionBegin;
+  PetscCall(NNCreate(PETSC_COMM_WORLD, net));
+  PetscCall(NNSetOptionsPrefix(*net, prefix));
+  PetscCall(NNSetBatchSize(*net, NBATCH));
+  PetscCall(NNSetFromOptions(*net));
+  PetscCall(NNSetUp(*net));
+  PetscFunctionReturn(0);
+}
+
+/* a batch of inputs in [-1, 1] (kinkfree: |x| >= 0.2) and targets fitting the loss */
+static PetscErrorCode FillBatch(Ctx *ctx, NN net, PetscBool kinkfree, Vec x, Vec t)
+{
+  PetscInt     nx, nt, nout;
+  PetscScalar *a;
+  PetscReal    u = 0;
+  NNShape      out;
+  NNLossType   loss;
+  PetscBool    ce;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetLoss(net, &loss));
+  PetscCall(PetscStrcmp(loss, NNLOSSCROSSENTROPY, &ce));
+  PetscCall(NNGetOutputShape(net, &out));
+  nout = NNShapeSize(&out);
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(t, &nt));
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt i = 0; i < nx; i++) {
+    PetscCall(Uniform(ctx, &u));
+    a[i] = kinkfree ? (u >= 0 ? 0.2 + 0.8 * u : -0.2 + 0.8 * u) : u;
+  }
+  PetscCall(VecRestoreArray(x, &a));
+  PetscCall(VecGetArray(t, &a));
+  for (PetscInt i = 0; i < nt; i++) {
+    PetscCall(Uniform(ctx, &u));
+    a[i] = ce ? (PetscReal)PetscMin(nout - 1, (PetscInt)(0.5 * (u + 1) * nout)) : 0.5 * u;
+  }
+  PetscCall(VecRestoreArray(t, &a));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
+{
+  char        prefix[16];
+  NN          net;
+  Vec         x, t;
+  const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
+
+  PetscFunctionBegin;
+  if (ctx->only[0]) {
+    char *found;
+    PetscCall(PetscStrstr(c->label, ctx->only, &found));
+    if (!found) PetscFunctionReturn(0);
+  }
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
+  PetscCall(InsertPrefixed(prefix, c->opts));
+  PetscCall(CreateNet(prefix, &net));
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
+  for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
+    Result    rc, rg;
+    PetscReal d[4];
+    PetscCall(NNSetPrecision(net, (NNPrecision)p));
+    PetscCall(Run(net, NN_DEVICE_CPU, x, t, &rc));
+    PetscCall(Run(net, NN_DEVICE_CUDA, x, t, &rg));
+    d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
+    PetscCall(RelDiff(rc.y, rg.y, &d[1]));
+    PetscCall(RelDiff(rc.dx, rg.dx, &d[2]));
+    PetscCall(RelDiff(rc.g, rg.g, &d[3]));
+    if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: cuda vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
+    for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: cuda vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], what[i], (double)d[i], (double)ctx->tol[p]);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: cuda vs cpu, %s, <= %g PASSED\n", c->label, NNPrecisions[p], (double)ctx->tol[p]));
+    PetscCall(ResultDestroy(&rc));
+    PetscCall(ResultDestroy(&rg));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
+/* an MLP takes Adam steps on the CPU and on the GPU from the same parameters; losses and parameters must agree */
+static PetscErrorCode TrainSteps(Ctx *ctx, NNPrecision prec)
+{
+  const char *opts = "-nn_layers f,fc1,a1,fc2,a2,fc3 -f_type flatten -fc1_type dense -fc1_units 32 -a1_type relu -fc2_type dense -fc2_units 16 -a2_type tanh -fc3_type dense -fc3_units 10 -nn_input_shape 1,8,8 -nn_loss cross_entropy";
+  NN          net[2];
+  NNOpt       opt[2];
+  Vec         x, t, theta[2], g;
+  PetscReal   L[2], dL = 0, dp;
+  const int   nsteps = 4;
+
+  PetscFunctionBegin;
+  PetscCall(InsertPrefixed("mlp_", opts));
+  for (int d = 0; d < 2; d++) {
+    PetscCall(CreateNet("mlp_", &net[d])); /* same options, same seed: the same initial parameters */
+    PetscCall(NNSetPrecision(net[d], prec));
+    PetscCall(NNSetDevice(net[d], d ? NN_DEVICE_CUDA : NN_DEVICE_CPU));
+    PetscCall(NNGetParameters(net[d], &theta[d]));
+    PetscCall(NNOptCreate(PETSC_COMM_WORLD, &opt[d]));
+    PetscCall(NNOptSetType(opt[d], "adam"));
+    PetscCall(NNOptSetLearningRate(opt[d], 1e-2));
+    PetscCall(NNOptSetUp(opt[d], theta[d]));
+  }
+  PetscCall(VecCopy(theta[0], theta[1]));
+  PetscCall(NNCreateBatchVecs(net[0], &x, &t));
+  for (int s = 0; s < nsteps; s++) {
+    PetscCall(FillBatch(ctx, net[0], PETSC_FALSE, x, t));
+    for (int d = 0; d < 2; d++) {
+      PetscCall(NNLossGradient(net[d], NBATCH, x, t, &L[d], NULL));
+      PetscCall(NNGetGradient(net[d], &g));
+      PetscCall(NNOptStep(opt[d], theta[d], g));
+    }
+    dL = PetscMax(dL, PetscAbsReal(L[1] - L[0]) / PetscMax(PetscAbsReal(L[0]), 1e-300));
+  }
+  PetscCall(RelDiff(theta[0], theta[1], &dp));
+  if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MLP, %s, %d Adam steps: cuda vs cpu: losses %.2e, parameters %.2e\n", NNPrecisions[prec], nsteps, (double)dL, (double)dp));
+  PetscCheck(dL <= ctx->tol[prec] && dp <= ctx->tol[prec], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MLP training, %s: cuda vs cpu differ: losses %g, parameters %g > %g", NNPrecisions[prec], (double)dL, (double)dp, (double)ctx->tol[prec]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MLP training, %d Adam steps: cuda vs cpu, %s, <= %g PASSED\n", nsteps, NNPrecisions[prec], (double)ctx->tol[prec]));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  for (int d = 0; d < 2; d++) {
+    PetscCall(NNOptDestroy(&opt[d]));
+    PetscCall(NNDestroy(&net[d]));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* NNView() names the device; a layer type without device passes is refused at set-up with a message naming it */
+static PetscErrorCode CheckViewAndErrors(void)
+{
+  NN             net;
+  PetscViewer    v;
+  char           text[4096], *found;
+  const char    *etext;
+  char          *msg = NULL;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(InsertPrefixed("v_", "-nn_layers fc,a -fc_type dense -fc_units 3 -a_type relu -nn_input_shape 4 -nn_device cuda"));
+  PetscCall(CreateNet("v_", &net));
+  { /* NNView() prints to ASCII viewers only: one on a temporary file, read back */
+    FILE  *f = tmpfile();
+    size_t len;
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "tmpfile() failed");
+    PetscCall(PetscViewerASCIIOpenWithFILE(PETSC_COMM_SELF, f, &v));
+    PetscCall(NNView(net, v));
+    PetscCall(PetscViewerFlush(v));
+    rewind(f);
+    len       = fread(text, 1, sizeof(text) - 1, f);
+    text[len] = 0;
+    PetscCall(PetscViewerDestroy(&v));
+    fclose(f);
+  }
+  PetscCall(PetscStrstr(text, "device: cuda (", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNView() does not name the device:\n%s", text);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNView() names the device: PASSED\n"));
+  PetscCall(NNDestroy(&net));
+
+  PetscCall(InsertPrefixed("e_", "-nn_layers fc,drop -fc_type dense -fc_units 3 -drop_type dropout -nn_input_shape 4"));
+  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
+  PetscCall(NNSetOptionsPrefix(net, "e_"));
+  PetscCall(NNSetFromOptions(net));
+  PetscCall(NNSetDevice(net, NN_DEVICE_CUDA));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = NNSetUp(net);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a dropout layer on the device");
+  PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+  PetscCheck(msg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() failed without a message");
+  PetscCall(PetscStrstr(msg, "layer drop (type dropout) has no device passes", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not name the layer: %s", msg);
+  PetscCall(PetscStrstr(msg, "dense, flatten", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  Ctx       ctx;
+  PetscBool avail;
+  char      why[512];
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  ctx.tol[NN_PRECISION_DOUBLE] = 1e-12;
+  ctx.tol[NN_PRECISION_SINGLE] = 1e-5;
+  ctx.print_errors             = PETSC_FALSE;
+  ctx.only[0]                  = 0;
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &ctx.tol[NN_PRECISION_DOUBLE], NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &ctx.tol[NN_PRECISION_SINGLE], NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &ctx.print_errors, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
+  PetscCall(NNDeviceIsAvailable(NN_DEVICE_CUDA, &avail, sizeof(why), why));
+  if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cuda_layers: SKIPPED: %s\n", why));
+    PetscCall(PetscFinalize());
+    return 77;
+  }
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &ctx.rand));
+  PetscCall(PetscRandomSetSeed(ctx.rand, 17));
+  PetscCall(PetscRandomSeed(ctx.rand));
+  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
+  if (!ctx.only[0]) {
+    PetscCall(TrainSteps(&ctx, NN_PRECISION_DOUBLE));
+    PetscCall(TrainSteps(&ctx, NN_PRECISION_SINGLE));
+    PetscCall(CheckViewAndErrors());
+  }
+  PetscCall(PetscRandomDestroy(&ctx.rand));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      requires: cuda
+      suffix: 1
+      output_file: output/cuda_layers.out
+
+   test:
+      requires: cuda
+      suffix: 2
+      nsize: 2
+      output_file: output/cuda_layers.out
+
+TEST*/
