@@ -19,6 +19,7 @@
                      layer cannot take a spatial activation (src/nn/interface/nnrepartition.c).
 */
 #include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
 
 /* spatial samples are (C,H,W) or (C,D,H,W) */
 static PetscErrorCode NNSpatialCheckSampleRank(NNLayer l)
@@ -145,6 +146,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer l)
   l->ops->view            = NNLayerView_ToSpatial;
   l->ops->reset           = NNLayerReset_ToSpatial;
   l->ops->destroy         = NNLayerDestroy_ToSpatial;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_ToSpatial;
+  l->ops->backwarddevice = NNLayerBackwardDevice_ToSpatial;
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -225,5 +230,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer l)
   l->ops->setup       = NNLayerSetUp_SpatialFlatten;
   l->ops->forwardvec  = NNLayerForwardVec_SpatialFlatten;
   l->ops->backwardvec = NNLayerBackwardVec_SpatialFlatten;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_SpatialFlatten;
+  l->ops->backwarddevice = NNLayerBackwardDevice_SpatialFlatten;
+#endif
   PetscFunctionReturn(0);
 }

@@ -41,6 +41,7 @@ typedef struct {
   size_t       esize;             /* sizeof(double) or sizeof(float) */
   PetscInt     nact, nlayers, np; /* activations, top-level layers, local parameters */
   PetscInt    *len;               /* [nact] entries of act[i] (the local size of the host Vec) */
+  PetscBool   *spatial;           /* [nact] act[i] is spatial (a DMDA Vec on one rank: [pixel][slot][channel]) */
   void       **act, **dact;       /* [nact] device activations and their gradients */
   void        *theta, *dtheta;    /* the parameter copy (made at the start of every forward pass) and the gradient */
   void        *hx, *hy, *htheta, *hg; /* page-locked host staging: input, output (and its gradient), parameters, gradients */

@@ -26,6 +26,26 @@ cudaError_t NNCUDAActivationBackward(NNCUDAActivation, int single, double slope,
 /* x[0..N) = value (src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAFill(int single, size_t N, double value, void *x, cudaStream_t);
 
+/* z[0..N) = x y entrywise (dropout's mask, src/sys/cuda/cudakernels.cu) */
+cudaError_t NNCUDAMultiply(int single, size_t N, const void *x, const void *y, void *z, cudaStream_t);
+
+/* between the sequential order [s][c][p] (PyTorch's NCHW: n samples of C channels of P pixels) and the spatial
+   (DMDA, one rank) order [p][s][c] with nb >= n batch slots (layers/spatial/spatial_kernels.cu). tospatial: sp from
+   seq, slots s >= n set to zero; else seq from sp (its first n slots) */
+cudaError_t NNCUDASpatialPermute(int single, int tospatial, size_t P, size_t nb, size_t n, size_t C, void *seq, void *sp, cudaStream_t);
+
+/* max or average pooling on the spatial layout of one rank (layers/pool/pool_kernels.cu): input grid N, output grid
+   No, kernel k, stride s, padding p per axis (x, y, z), D = nb*C entries per pixel. Max: padding is -inf, the first
+   maximum in window order (z, y, x) wins, NaN propagates; average: divides by the full window (count_include_pad) */
+typedef struct {
+  int    max;
+  int    N[3], No[3], k[3], s[3], p[3];
+  size_t D;
+} NNCUDAPoolGeom;
+cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *, const void *x, void *y, cudaStream_t);
+/* dx (written, every input entry) from dy; max pooling finds each window's maximum in x again */
+cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *, const void *x, const void *dy, void *dx, cudaStream_t);
+
 #if defined(__cplusplus)
 }
 #endif

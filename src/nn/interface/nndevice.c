@@ -223,6 +223,15 @@ PetscErrorCode NNDeviceSetUp(NN net)
     PetscCheck(passes, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes; the types that have them are " NN_DEVICE_LAYER_TYPES ": use -nn_device cpu for this network", NNDevices[net->dev.type], name, type);
     PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   }
+  /* spatial activations run on the device only whole on one rank: the device passes do no halo exchange */
+  for (PetscInt i = 1; i <= net->nlayers; i++) {
+    DM          dm;
+    PetscMPIInt size;
+    PetscCall(VecGetDM(net->act[i], &dm));
+    if (!dm) continue;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+    PetscCheck(size == 1, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s's spatial (DMDA) output is split over %d ranks; on the device a sample's spatial activations must live on one rank (give the to_spatial layer -<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on a communicator of one rank, e.g. data parallel with one rank per group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)net->layers[i - 1])->name, (int)size);
+  }
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNDeviceSetUp_CUDA(net));
 #else

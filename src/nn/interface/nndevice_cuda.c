@@ -100,7 +100,7 @@ PetscErrorCode NNDeviceReset_CUDA(NN net)
   for (PetscInt k = 0; k < 4 * c->nlayers && c->ev; k++)
     if (c->ev[k]) NNCallCUDA(cudaEventDestroy(c->ev[k]));
   PetscCall(PetscFree(c->ev));
-  PetscCall(PetscFree3(c->len, c->act, c->dact));
+  PetscCall(PetscFree4(c->len, c->act, c->dact, c->spatial));
   PetscCall(PetscFree(net->dev.cuda));
   PetscFunctionReturn(0);
 }
@@ -132,8 +132,11 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
   c->esize      = c->prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
   c->nact       = net->nact;
   c->nlayers    = L;
-  PetscCall(PetscCalloc3(c->nact, &c->len, c->nact, &c->act, c->nact, &c->dact));
+  PetscCall(PetscCalloc4(c->nact, &c->len, c->nact, &c->act, c->nact, &c->dact, c->nact, &c->spatial));
   for (PetscInt i = 0; i < c->nact; i++) {
+    DM dm;
+    PetscCall(VecGetDM(net->act[i], &dm));
+    c->spatial[i] = (PetscBool)!!dm;
     PetscCall(VecGetLocalSize(net->act[i], &c->len[i]));
     PetscCall(NNCUDAMalloc(c->len[i] * c->esize, &c->act[i]));
     PetscCall(NNCUDAMalloc(c->len[i] * c->esize, &c->dact[i]));
@@ -223,6 +226,13 @@ static PetscInt NNDeviceLength(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
   return n * (c->len[i] / net->nbatch);
 }
 
+/* the samples layer i's device passes get: a pointwise layer on a spatial (DMDA) activation runs on all the batch slots
+   (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
+static PetscInt NNDeviceLayerSamples(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
+{
+  return (c->spatial[i] && !net->layers[i]->ops->forwardvec) ? net->nbatch : n;
+}
+
 /* the layers' slices of the device parameter copy and gradient */
 static PetscErrorCode NNDeviceSetLayerPointers(NN net, NNDeviceCUDA *c)
 {
@@ -268,7 +278,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
     PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
     PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, forwarddevice, n, c->act[i], c->act[i + 1]);
+    PetscUseTypeMethod(l, forwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1]);
     PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
   }
@@ -315,7 +325,7 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
     PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 2], s));
     PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, backwarddevice, n, c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
+    PetscUseTypeMethod(l, backwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
     if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
