@@ -23,6 +23,7 @@
    accumulation, no zeroing when the windows tile the subdomain); overlapping ones scatter-add.
 */
 #include "pool.h"
+#include <petnn/private/deviceimpl.h>
 
 #define NN_POOL_BLOCK 512 /* entries of a run processed at a time (max pooling keeps value and argmax in L1) */
 
@@ -261,6 +262,10 @@ static PetscErrorCode NNLayerCreate_Pool(NNLayer l, PetscInt nd, PetscBool max)
   l->ops->view            = NNLayerView_Pool;
   l->ops->reset           = NNLayerReset_Pool;
   l->ops->destroy         = NNLayerDestroy_Pool;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_Pool; /* layers/pool/pool_cuda.c */
+  l->ops->backwarddevice = NNLayerBackwardDevice_Pool;
+#endif
   PetscCall(NNPoolComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,137 @@
+/* Max and average pooling on the spatial layout of one rank (launchers declared in include/petnn/private/cudakernels.h),
+   with the CPU passes' semantics (layers/pool/pool_passes.h): windows over the valid taps in order (z, y, x), the
+   first maximum wins and NaN propagates, the average divides by the full window. One thread per output entry forward;
+   backward one thread per input entry gathers from the windows that hold it (no atomics, a fixed order, so reruns are
+   identical), max pooling finding each window's argmax in x again instead of storing it. */
+#include <petnn/private/cudakernels.h>
+
+struct NNPoolG {
+  int    max;
+  int    N[3], No[3], k[3], s[3], p[3];
+  size_t D;
+};
+
+/* the maximum (and its pixel) or the average of window o, entry j */
+template <typename T>
+__device__ T NNPoolWindow(const NNPoolG &g, const int o[3], size_t j, const T *x, size_t *arg)
+{
+  T      m     = T(0);
+  size_t a     = 0;
+  bool   first = true;
+  for (int tz = 0; tz < g.k[2]; tz++) {
+    int z = o[2] * g.s[2] - g.p[2] + tz;
+    if (z < 0 || z >= g.N[2]) continue;
+    for (int ty = 0; ty < g.k[1]; ty++) {
+      int y = o[1] * g.s[1] - g.p[1] + ty;
+      if (y < 0 || y >= g.N[1]) continue;
+      for (int tx = 0; tx < g.k[0]; tx++) {
+        int xx = o[0] * g.s[0] - g.p[0] + tx;
+        if (xx < 0 || xx >= g.N[0]) continue;
+        size_t pix = ((size_t)z * g.N[1] + y) * g.N[0] + xx;
+        T      v   = x[pix * g.D + j];
+        if (first) {
+          m     = v;
+          a     = pix;
+          first = false;
+        } else if (g.max) {
+          if (v > m || v != v) {
+            m = v;
+            a = pix;
+          }
+        } else m += v;
+      }
+    }
+  }
+  if (arg) *arg = a;
+  return g.max ? m : m / (T)(g.k[0] * g.k[1] * g.k[2]);
+}
+
+template <typename T>
+__global__ void NNPoolForwardKernel(NNPoolG g, const T *x, T *y)
+{
+  const size_t N = (size_t)g.No[0] * g.No[1] * g.No[2] * g.D;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
+    size_t j = i % g.D, q = i / g.D;
+    int    o[3];
+    o[0] = (int)(q % g.No[0]);
+    o[1] = (int)((q / g.No[0]) % g.No[1]);
+    o[2] = (int)(q / ((size_t)g.No[0] * g.No[1]));
+    y[i] = NNPoolWindow(g, o, j, x, (size_t *)NULL);
+  }
+}
+
+/* the outputs along one axis whose windows hold input i: [*lo, *hi) */
+__device__ void NNPoolRange(int i, int k, int s, int p, int No, int *lo, int *hi)
+{
+  int a = i + p - k + 1; /* o*s >= a */
+  *lo   = a <= 0 ? 0 : (a + s - 1) / s;
+  *hi   = (i + p) / s + 1;
+  if (*hi > No) *hi = No;
+}
+
+template <typename T>
+__global__ void NNPoolBackwardKernel(NNPoolG g, const T *x, const T *dy, T *dx)
+{
+  const size_t N = (size_t)g.N[0] * g.N[1] * g.N[2] * g.D;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
+    size_t j = i % g.D, pix = i / g.D;
+    int    c[3], lo[3], hi[3], o[3];
+    T      sum = T(0);
+    c[0]       = (int)(pix % g.N[0]);
+    c[1]       = (int)((pix / g.N[0]) % g.N[1]);
+    c[2]       = (int)(pix / ((size_t)g.N[0] * g.N[1]));
+    for (int a = 0; a < 3; a++) NNPoolRange(c[a], g.k[a], g.s[a], g.p[a], g.No[a], &lo[a], &hi[a]);
+    for (o[2] = lo[2]; o[2] < hi[2]; o[2]++)
+      for (o[1] = lo[1]; o[1] < hi[1]; o[1]++)
+        for (o[0] = lo[0]; o[0] < hi[0]; o[0]++) {
+          size_t q = ((size_t)o[2] * g.No[1] + o[1]) * g.No[0] + o[0];
+          if (g.max) {
+            size_t arg;
+            (void)NNPoolWindow(g, o, j, x, &arg);
+            if (arg == pix) sum += dy[q * g.D + j];
+          } else sum += dy[q * g.D + j] / (T)(g.k[0] * g.k[1] * g.k[2]);
+        }
+    dx[i] = sum;
+  }
+}
+
+static unsigned NNPoolBlocks(size_t N)
+{
+  size_t b = (N + 255) / 256;
+  return (unsigned)(b < 65535 ? (b ? b : 1) : 65535);
+}
+
+static NNPoolG NNPoolGeomOf(const NNCUDAPoolGeom *h)
+{
+  NNPoolG g;
+  g.max = h->max;
+  g.D   = h->D;
+  for (int a = 0; a < 3; a++) {
+    g.N[a]  = h->N[a];
+    g.No[a] = h->No[a];
+    g.k[a]  = h->k[a];
+    g.s[a]  = h->s[a];
+    g.p[a]  = h->p[a];
+  }
+  return g;
+}
+
+extern "C" cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *h, const void *x, void *y, cudaStream_t st)
+{
+  NNPoolG g = NNPoolGeomOf(h);
+  size_t  N = (size_t)g.No[0] * g.No[1] * g.No[2] * g.D;
+  if (!N) return cudaSuccess;
+  if (single) NNPoolForwardKernel<float><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const float *)x, (float *)y);
+  else NNPoolForwardKernel<double><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const double *)x, (double *)y);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *h, const void *x, const void *dy, void *dx, cudaStream_t st)
+{
+  NNPoolG g = NNPoolGeomOf(h);
+  size_t  N = (size_t)g.N[0] * g.N[1] * g.N[2] * g.D;
+  if (!N) return cudaSuccess;
+  if (single) NNPoolBackwardKernel<float><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const float *)x, (const float *)dy, (float *)dx);
+  else NNPoolBackwardKernel<double><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const double *)x, (const double *)dy, (double *)dx);
+  return cudaGetLastError();
+}
