@@ -27,6 +27,7 @@
    filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c).
 */
 #include "conv.h"
+#include <petnn/private/deviceimpl.h>
 #include <cblas.h>
 
 
@@ -121,6 +122,9 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   PetscCall(NNConvWinogradDestroy(&d->g));
   PetscCall(NNConvPartReset(l));
   PetscCall(NNConvSingleReset(l));
+#if defined(PETNN_HAVE_CUDNN)
+  PetscCall(NNConvResetDevice(l));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -362,6 +366,12 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_Conv;
   l->ops->reset           = NNLayerReset_Conv;
   l->ops->destroy         = NNLayerDestroy_Conv;
+#if defined(PETNN_HAVE_CUDNN)
+  if (nd == 2) { /* cuDNN (layers/conv/conv_cuda.c) */
+    l->ops->forwarddevice  = NNLayerForwardDevice_Conv;
+    l->ops->backwarddevice = NNLayerBackwardDevice_Conv;
+  }
+#endif
   PetscCall(NNConvComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

@@ -175,7 +175,12 @@ typedef struct {
     float    *Wp, *dWp, *U, *dU, *db, *work, *WT; /* WT: direct, the per-tap transposed weights */
     PetscInt *iwork;
   } single;
+  void *cuda; /* -nn_device cuda: cuDNN descriptors, algorithms, NCHW buffers and workspace (layers/conv/conv_cuda.c) */
 } NNLayer_Conv;
+
+#if defined(PETNN_HAVE_CUDNN)
+PETSC_INTERN PetscErrorCode NNConvResetDevice(NNLayer);
+#endif
 
 /* the conv_transpose2d / conv_transpose3d layer (layers/conv/conv_transpose.c, its options in conv_transpose_opts.c) */
 typedef struct {
