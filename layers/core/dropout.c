@@ -8,13 +8,8 @@
 
    The scaled mask of the last forward pass is kept for the backward pass: dx = dy m / (1-p).
 */
-#include <petnn/private/nnimpl.h>
-
-typedef struct {
-  PetscReal    rate;   /* drop probability p in [0,1) */
-  PetscScalar *mask;   /* m_i/(1-p) of the last training forward pass, capacity nbatch*size */
-  PetscBool    masked; /* the last forward pass applied the mask (training mode and p > 0) */
-} NNLayer_Dropout;
+#include "dropout.h"
+#include <petnn/private/deviceimpl.h>
 
 static PetscErrorCode NNLayerSetUp_Dropout(NNLayer l)
 {
@@ -33,6 +28,9 @@ static PetscErrorCode NNLayerReset_Dropout(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscFree(d->mask));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDropoutResetDevice(l));
+#endif
   d->masked = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -119,6 +117,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
   l->ops->forwardsingle  = NNDropoutForwardSingle;
   l->ops->backwardsingle = NNDropoutBackwardSingle;
   l->ops->randomdraws    = NNLayerRandomDraws_Dropout;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_Dropout;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Dropout;
+#endif
   l->ops->setfromoptions = NNLayerSetFromOptions_Dropout;
   l->ops->view           = NNLayerView_Dropout;
   l->ops->destroy        = NNLayerDestroy_Dropout;

@@ -5,7 +5,11 @@
 #include <petnn/private/layerimpl.h>
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
-#define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu"
+#if defined(PETNN_HAVE_CUDNN)
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d"
+#else
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d (conv2d needs a PetNN built with cuDNN)"
+#endif
 
 #if defined(PETNN_HAVE_CUDA)
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Dense(NNLayer, PetscInt, const void *, void *);
@@ -22,4 +26,17 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Sigmoid(NNLayer, PetscInt, cons
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Sigmoid(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_GELU(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_GELU(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Dropout(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Dropout(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+/* spatial (DMDA) activations: on one rank only (NNDeviceSetUp() checks) */
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_ToSpatial(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_ToSpatial(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Pool(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Pool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+#endif
+#if defined(PETNN_HAVE_CUDNN)
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Conv(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Conv(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 #endif

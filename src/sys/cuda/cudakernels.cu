@@ -20,3 +20,17 @@ extern "C" cudaError_t NNCUDAFill(int single, size_t N, double value, void *x, c
   else NNFillKernel<double><<<NNBlocks(N), 256, 0, s>>>(N, value, (double *)x);
   return cudaGetLastError();
 }
+
+template <typename T>
+__global__ void NNMultiplyKernel(size_t N, const T *x, const T *y, T *z)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) z[i] = x[i] * y[i];
+}
+
+extern "C" cudaError_t NNCUDAMultiply(int single, size_t N, const void *x, const void *y, void *z, cudaStream_t s)
+{
+  if (!N) return cudaSuccess;
+  if (single) NNMultiplyKernel<float><<<NNBlocks(N), 256, 0, s>>>(N, (const float *)x, (const float *)y, (float *)z);
+  else NNMultiplyKernel<double><<<NNBlocks(N), 256, 0, s>>>(N, (const double *)x, (const double *)y, (double *)z);
+  return cudaGetLastError();
+}
