@@ -2,13 +2,16 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "Each case builds a small network from options and runs one batch (NNLossGradient()) on the CPU\n"
                      "and on the GPU with the same weights and data, in double and in single precision, and compares\n"
                      "the loss, the output, the input gradient and the parameter gradient (relative 2-norm\n"
-                     "differences). Then an MLP takes Adam steps on both devices and the parameters are compared.\n"
+                     "differences). Spatial (DMDA) cases run a network of one rank on every rank (the device takes\n"
+                     "spatial activations on one rank only); a case with a smaller batch compares the loss and the\n"
+                     "parameter gradient. Then an MLP takes Adam steps on both devices and the parameters are compared.\n"
                      "Without a GPU (or in a PetNN built without CUDA) the program says why and exits with code 77,\n"
                      "which the test harness reports as skipped.\n\n"
                      "  -tol_double <1e-12>  cuda vs cpu in double\n"
                      "  -tol_single <1e-5>   cuda vs cpu in single precision\n"
                      "  -cases <string>      only the cases whose label contains this string\n"
-                     "  -print_errors        print the measured differences (not stable output)\n\n";
+                     "  -print_errors        print the measured differences (not stable output)\n"
+                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n\n";
 
 #include <petnn/private/nnimpl.h>
 
@@ -18,6 +21,7 @@ typedef struct {
   PetscRandom rand;
   PetscReal   tol[2]; /* [NNPrecision] */
   PetscBool   print_errors;
+  NNDevice    dev; /* the device compared with the CPU (NN_DEVICE_CPU with -cpu_vs_cpu) */
   char        only[64];
 } Ctx;
 
@@ -25,20 +29,31 @@ typedef struct {
   const char *label;
   const char *opts;     /* network options, each option name without the case's prefix */
   PetscBool   kinkfree; /* inputs at least 0.2 away from 0 (ReLU kinks at the input) */
+  PetscBool   self;     /* a network on PETSC_COMM_SELF: spatial activations run on the device on one rank only */
+  PetscInt    n;        /* samples of the pass (0: the batch size NBATCH) */
 } Case;
 
 /* every layer type with device passes (NN_DEVICE_LAYER_TYPES), each with a dense layer for parameter gradients */
 static const Case cases[] = {
-  {"dense",                "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss mse",                                        PETSC_FALSE},
-  {"dense without bias",   "-nn_layers fc -fc_type dense -fc_units 5 -fc_bias 0 -nn_input_shape 7 -nn_loss mse",                             PETSC_FALSE},
-  {"flatten",              "-nn_layers f,fc -f_type flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse",                  PETSC_FALSE},
-  {"relu",                 "-nn_layers a,fc -a_type relu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_TRUE },
-  {"leaky_relu",           "-nn_layers a,fc -a_type leaky_relu -a_slope 0.1 -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",      PETSC_TRUE },
-  {"tanh",                 "-nn_layers a,fc -a_type tanh -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE},
-  {"sigmoid",              "-nn_layers a,fc -a_type sigmoid -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                      PETSC_FALSE},
-  {"gelu",                 "-nn_layers a,fc -a_type gelu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE},
-  {"loss cross_entropy",   "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss cross_entropy",                              PETSC_FALSE},
-  {"mlp",                  "-nn_layers f,fc1,a1,fc2,a2,fc3 -f_type flatten -fc1_type dense -fc1_units 32 -a1_type tanh -fc2_type dense -fc2_units 16 -a2_type gelu -fc3_type dense -fc3_units 10 -nn_input_shape 1,6,6 -nn_loss cross_entropy", PETSC_FALSE},
+  {"dense",                "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss mse",                                        PETSC_FALSE, PETSC_FALSE, 0},
+  {"dense without bias",   "-nn_layers fc -fc_type dense -fc_units 5 -fc_bias 0 -nn_input_shape 7 -nn_loss mse",                             PETSC_FALSE, PETSC_FALSE, 0},
+  {"flatten",              "-nn_layers f,fc -f_type flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse",                  PETSC_FALSE, PETSC_FALSE, 0},
+  {"relu",                 "-nn_layers a,fc -a_type relu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_TRUE, PETSC_FALSE, 0},
+  {"leaky_relu",           "-nn_layers a,fc -a_type leaky_relu -a_slope 0.1 -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",      PETSC_TRUE, PETSC_FALSE, 0},
+  {"tanh",                 "-nn_layers a,fc -a_type tanh -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE, PETSC_FALSE, 0},
+  {"sigmoid",              "-nn_layers a,fc -a_type sigmoid -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                      PETSC_FALSE, PETSC_FALSE, 0},
+  {"gelu",                 "-nn_layers a,fc -a_type gelu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE, PETSC_FALSE, 0},
+  {"loss cross_entropy",   "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss cross_entropy",                              PETSC_FALSE, PETSC_FALSE, 0},
+  {"mlp",                  "-nn_layers f,fc1,a1,fc2,a2,fc3 -f_type flatten -fc1_type dense -fc1_units 32 -a1_type tanh -fc2_type dense -fc2_units 16 -a2_type gelu -fc3_type dense -fc3_units 10 -nn_input_shape 1,6,6 -nn_loss cross_entropy", PETSC_FALSE, PETSC_FALSE, 0},
+  {"dropout",              "-nn_layers fc0,drop,fc -fc0_type dense -fc0_units 8 -drop_type dropout -drop_rate 0.3 -fc_type dense -fc_units 4 -nn_input_shape 5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"to_spatial, spatial_flatten", "-nn_layers sp,fl,fc -sp_type to_spatial -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"maxpool2d 2x2",        "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type maxpool2d -p_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"maxpool2d 3x3 stride 2 padding 1", "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type maxpool2d -p_kernel 3 -p_stride 2 -p_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"avgpool2d 3x3 stride 2 padding 1", "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type avgpool2d -p_kernel 3 -p_stride 2 -p_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv2d stride 2 dilation 2 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_dilation 2 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv2d 1x3 no bias",   "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 3 -c_kernel 1,3 -c_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"cnn",                  "-nn_layers sp,c1,r1,p1,c2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 16 -c1_kernel 3 -c1_padding 1 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 32 -c2_kernel 5 -c2_padding 2 -fl_type spatial_flatten -fc_type dense -fc_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 0},
+  {"cnn with dropout, batch 4 of 6", "-nn_layers sp,c1,r1,p1,c2,r2,p2,fl,fc1,r3,drop,fc2 -sp_type to_spatial -c1_type conv2d -c1_filters 8 -c1_kernel 5 -c1_padding 2 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 16 -c2_kernel 5 -c2_padding 2 -r2_type relu -p2_type maxpool2d -p2_kernel 2 -fl_type spatial_flatten -fc1_type dense -fc1_units 32 -r3_type relu -drop_type dropout -fc2_type dense -fc2_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
 };
 
 /* every option of opts gets the prefix, so each case's layers have their own names */
@@ -77,7 +92,7 @@ typedef struct {
 } Result;
 
 /* one NNLossGradient() on the given device; the result's Vecs are copies */
-static PetscErrorCode Run(NN net, NNDevice dev, Vec x, Vec t, Result *r)
+static PetscErrorCode Run(NN net, NNDevice dev, PetscInt n, Vec x, Vec t, Result *r)
 {
   Vec        g;
   PetscInt   nact;
@@ -86,7 +101,7 @@ static PetscErrorCode Run(NN net, NNDevice dev, Vec x, Vec t, Result *r)
   PetscFunctionBegin;
   PetscCall(NNSetDevice(net, dev));
   PetscCall(VecDuplicate(x, &r->dx));
-  PetscCall(NNLossGradient(net, NBATCH, x, t, &r->L, r->dx));
+  PetscCall(NNLossGradient(net, n, x, t, &r->L, r->dx));
   PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
   PetscCall(VecDuplicate(act[nact - 1], &r->y));
   PetscCall(VecCopy(act[nact - 1], r->y));
@@ -121,10 +136,10 @@ static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode CreateNet(const char prefix[], NN *net)
+static PetscErrorCode CreateNet(MPI_Comm comm, const char prefix[], NN *net)
 {
   PetscFunctionBegin;
-  PetscCall(NNCreate(PETSC_COMM_WORLD, net));
+  PetscCall(NNCreate(comm, net));
   PetscCall(NNSetOptionsPrefix(*net, prefix));
   PetscCall(NNSetBatchSize(*net, NBATCH));
   PetscCall(NNSetFromOptions(*net));
@@ -170,6 +185,8 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   NN          net;
   Vec         x, t;
   const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
+  PetscInt    n       = c->n ? c->n : NBATCH;
+  NNRandom    rng0;
 
   PetscFunctionBegin;
   if (ctx->only[0]) {
@@ -179,22 +196,27 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
   PetscCall(InsertPrefixed(prefix, c->opts));
-  PetscCall(CreateNet(prefix, &net));
+  PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
+  rng0 = net->rng; /* both devices draw the same dropout masks */
   for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
     Result    rc, rg;
-    PetscReal d[4];
+    PetscReal d[4] = {0, 0, 0, 0};
     PetscCall(NNSetPrecision(net, (NNPrecision)p));
-    PetscCall(Run(net, NN_DEVICE_CPU, x, t, &rc));
-    PetscCall(Run(net, NN_DEVICE_CUDA, x, t, &rg));
+    net->rng = rng0;
+    PetscCall(Run(net, NN_DEVICE_CPU, n, x, t, &rc));
+    net->rng = rng0;
+    PetscCall(Run(net, ctx->dev, n, x, t, &rg));
     d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
-    PetscCall(RelDiff(rc.y, rg.y, &d[1]));
-    PetscCall(RelDiff(rc.dx, rg.dx, &d[2]));
+    if (n == NBATCH) { /* a smaller batch leaves the other samples' outputs and input gradients unspecified */
+      PetscCall(RelDiff(rc.y, rg.y, &d[1]));
+      PetscCall(RelDiff(rc.dx, rg.dx, &d[2]));
+    }
     PetscCall(RelDiff(rc.g, rg.g, &d[3]));
-    if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: cuda vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
-    for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: cuda vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], what[i], (double)d[i], (double)ctx->tol[p]);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: cuda vs cpu, %s, <= %g PASSED\n", c->label, NNPrecisions[p], (double)ctx->tol[p]));
+    if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: %s vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], NNDevices[ctx->dev], (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
+    for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: %s vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], NNDevices[ctx->dev], what[i], (double)d[i], (double)ctx->tol[p]);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s vs cpu, %s, <= %g PASSED\n", c->label, NNDevices[ctx->dev], NNPrecisions[p], (double)ctx->tol[p]));
     PetscCall(ResultDestroy(&rc));
     PetscCall(ResultDestroy(&rg));
   }
@@ -217,7 +239,7 @@ static PetscErrorCode TrainSteps(Ctx *ctx, NNPrecision prec)
   PetscFunctionBegin;
   PetscCall(InsertPrefixed("mlp_", opts));
   for (int d = 0; d < 2; d++) {
-    PetscCall(CreateNet("mlp_", &net[d])); /* same options, same seed: the same initial parameters */
+    PetscCall(CreateNet(PETSC_COMM_WORLD, "mlp_", &net[d])); /* same options, same seed: the same initial parameters */
     PetscCall(NNSetPrecision(net[d], prec));
     PetscCall(NNSetDevice(net[d], d ? NN_DEVICE_CUDA : NN_DEVICE_CPU));
     PetscCall(NNGetParameters(net[d], &theta[d]));
@@ -262,7 +284,7 @@ static PetscErrorCode CheckViewAndErrors(void)
 
   PetscFunctionBegin;
   PetscCall(InsertPrefixed("v_", "-nn_layers fc,a -fc_type dense -fc_units 3 -a_type relu -nn_input_shape 4 -nn_device cuda"));
-  PetscCall(CreateNet("v_", &net));
+  PetscCall(CreateNet(PETSC_COMM_WORLD, "v_", &net));
   { /* NNView() prints to ASCII viewers only: one on a temporary file, read back */
     FILE  *f = tmpfile();
     size_t len;
@@ -281,7 +303,7 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNView() names the device: PASSED\n"));
   PetscCall(NNDestroy(&net));
 
-  PetscCall(InsertPrefixed("e_", "-nn_layers fc,drop -fc_type dense -fc_units 3 -drop_type dropout -nn_input_shape 4"));
+  PetscCall(InsertPrefixed("e_", "-nn_layers fc,bn -fc_type dense -fc_units 3 -bn_type batchnorm1d -nn_input_shape 4"));
   PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
   PetscCall(NNSetOptionsPrefix(net, "e_"));
   PetscCall(NNSetFromOptions(net));
@@ -289,10 +311,10 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = NNSetUp(net);
   PetscCall(PetscPopErrorHandler());
-  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a dropout layer on the device");
+  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a batchnorm1d layer on the device");
   PetscCall(PetscErrorMessage(ierr, &etext, &msg));
   PetscCheck(msg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() failed without a message");
-  PetscCall(PetscStrstr(msg, "layer drop (type dropout) has no device passes", &found));
+  PetscCall(PetscStrstr(msg, "layer bn (type batchnorm1d) has no device passes", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not name the layer: %s", msg);
   PetscCall(PetscStrstr(msg, "dense, flatten", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
@@ -304,7 +326,7 @@ static PetscErrorCode CheckViewAndErrors(void)
 int main(int argc, char **argv)
 {
   Ctx       ctx;
-  PetscBool avail;
+  PetscBool avail, cpu = PETSC_FALSE;
   char      why[512];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -316,7 +338,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &ctx.tol[NN_PRECISION_SINGLE], NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &ctx.print_errors, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
-  PetscCall(NNDeviceIsAvailable(NN_DEVICE_CUDA, &avail, sizeof(why), why));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-cpu_vs_cpu", &cpu, NULL));
+  ctx.dev = cpu ? NN_DEVICE_CPU : NN_DEVICE_CUDA;
+  PetscCall(NNDeviceIsAvailable(ctx.dev, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cuda_layers: SKIPPED: %s\n", why));
     PetscCall(PetscFinalize());
@@ -326,7 +350,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetSeed(ctx.rand, 17));
   PetscCall(PetscRandomSeed(ctx.rand));
   for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
-  if (!ctx.only[0]) {
+  if (!ctx.only[0] && !cpu) {
     PetscCall(TrainSteps(&ctx, NN_PRECISION_DOUBLE));
     PetscCall(TrainSteps(&ctx, NN_PRECISION_SINGLE));
     PetscCall(CheckViewAndErrors());
@@ -348,5 +372,10 @@ int main(int argc, char **argv)
       suffix: 2
       nsize: 2
       output_file: output/cuda_layers.out
+
+   test:
+      suffix: cpu
+      args: -cpu_vs_cpu
+      output_file: output/cuda_layers_cpu.out
 
 TEST*/
