@@ -7,7 +7,8 @@
 # newest dist/petnn-*-linux-x86_64.tar.*. OUTDIR: where the log and -log_view files go (default $OUT when set, else
 # /tmp/petnn-gpu-session). Run from the repository root (it uses bench/mlp_gpu_torch.py). Nothing is installed.
 #
-#   1. the GPU (nvidia-smi) and the CUDA libraries libpetnn needs that the bundle leaves to the node (cudart, cuBLAS):
+#   1. the GPU (nvidia-smi) and the CUDA libraries libpetnn needs that the bundle leaves to the node (cudart, cuBLAS,
+#      cuDNN when the build found it):
 #      looked up in the loader cache, /usr/local/cuda and the image's Python nvidia-* packages, added to
 #      LD_LIBRARY_PATH for PetNN's programs only;
 #   2. the tests: tests/device_1 and tests/cuda_layers_1/_2 (CUDA vs CPU for every layer type with device passes in
@@ -17,7 +18,12 @@
 #   4. timings of the MLP 784-256-128-10 (ReLU, Adam, batch 128) on 60000 synthetic 28x28 samples (the machine has no
 #      Fashion-MNIST): PetNN on the GPU in double and single (best epoch after the first of 3) against PyTorch on the
 #      same GPU (each batch copied from host memory as PetNN does, and with the data resident on the GPU), PetNN on
-#      the CPU for reference, and -log_view of the single-precision GPU run (NNDevFwd_/NNDevBwd_<type>: device time).
+#      the CPU for reference, and -log_view of the single-precision GPU run (NNDevFwd_/NNDevBwd_<type>: device time);
+#   5. timings of the Fashion-MNIST CNN of examples/fashion_cnn.opts (conv 5x5x32 - relu - maxpool - conv 5x5x64 - relu -
+#      maxpool - dense 1024 - relu - dropout - dense 10, Adam, batch 128) on the same synthetic data: PetNN on the GPU
+#      (cuDNN convolutions) in double, single and single with TF32 (-nn_cuda_tf32) against PyTorch on the same GPU in
+#      the same precision and TF32 setting (batches copied from host memory), CNN_EPOCHS epochs (default 2, the best
+#      after the first), and -log_view of PetNN's single-precision run. Issue 17's bar: PetNN/PyTorch <= 1.0.
 # Exit status: 0 when the tests pass (timings are reported, not checked).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -99,6 +105,31 @@ for prec in double single; do
 done
 echo "-- the device events of the single-precision run ($out/logview_cuda_single.txt):"
 grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$out/logview_cuda_single.txt" 2>/dev/null | cut -c1-100
+
+step "5. CNN epoch timings (60000 samples, batch 128; seconds per epoch, best after the first)"
+cnn_epochs=${CNN_EPOCHS:-2}
+declare -A C
+for mode in double single single_tf32; do
+  prec=${mode%_tf32}
+  extra=()
+  targs=()
+  [ "$mode" = single_tf32 ] && { extra=(-nn_cuda_tf32); targs=(--tf32); }
+  [ "$mode" = single ] && extra=(-log_view ":$out/logview_cnn_cuda_single.txt")
+  log=$out/petnn_cnn_cuda_$mode.txt
+  (cd "$scratch" && timeout 600 "$B/bin/petnn-env" nnrun -options_file "$B/examples/fashion_cnn.opts" "${data[@]}" -nn_epochs "$cnn_epochs" \
+     -nn_device cuda -nn_precision "$prec" "${extra[@]}") >"$log" 2>&1 || { echo "PetNN CNN cuda $mode failed:"; tail -20 "$log"; status=1; }
+  C[petnn_$mode]=$(best <"$log")
+  dt=float64; [ "$prec" = single ] && dt=float32
+  timeout 600 python3 "$root/bench/mlp_gpu_torch.py" --model cnn --data "$scratch/synth.h5" --dtype $dt --epochs "$cnn_epochs" "${targs[@]}" \
+    >"$out/torch_cnn_$mode.txt" 2>&1 || { echo "PyTorch CNN $dt ${targs[*]} failed:"; tail -5 "$out/torch_cnn_$mode.txt"; }
+  C[torch_$mode]=$(grep -o '"epoch_seconds": [0-9.e-]*' "$out/torch_cnn_$mode.txt" | awk '{print $2}')
+done
+printf '\n%-12s %14s %14s %16s\n' precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
+for mode in double single single_tf32; do
+  printf '%-12s %14s %14s %16s\n' "$mode" "${C[petnn_$mode]:--}" "${C[torch_$mode]:--}" "$(ratio "${C[petnn_$mode]:-0}" "${C[torch_$mode]:-0}")"
+done
+echo "-- the device events of the single-precision CNN run ($out/logview_cnn_cuda_single.txt):"
+grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$out/logview_cnn_cuda_single.txt" 2>/dev/null | cut -c1-100
 
 step "done: tests $([ $status = 0 ] && echo passed || echo FAILED); log in $out/gpu_session.log"
 exit $status

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch on a GPU for the MLP benchmark of the CUDA device (bench/gpu_session.sh), and its data.
+"""PyTorch on a GPU for the MLP and CNN benchmarks of the CUDA device (bench/gpu_session.sh), and their data.
 
 The GPU machine has no Fashion-MNIST, so the data are synthetic with its shapes: 60000 images 1x28x28 with values
 in [0, 1) and labels 0..9 from a fixed seed (the times of an epoch do not depend on the values).
@@ -7,11 +7,15 @@ in [0, 1) and labels 0..9 from a fixed seed (the times of an epoch do not depend
   mlp_gpu_torch.py --write DATA.h5                 write the data for PetNN (-train_data_type hdf5: datasets x, y)
   mlp_gpu_torch.py --data DATA.h5 --dtype float64  train the MLP 784-256-128-10 (ReLU, Adam 1e-3, batch 128) on the
                    [--epochs 3] [--resident]       GPU and print seconds per epoch (best after the first) as JSON
+                   [--model cnn]                   or the CNN of examples/fashion_cnn.opts (bench/cnn_bench.py's model,
+                                                   in training mode: dropout on)
 
 Each batch is copied to the GPU from host memory, as PetNN uploads it (--resident: the whole set lives on the GPU,
-PyTorch's best case). TF32 is off (torch.backends.cuda.matmul.allow_tf32 = False) unless --tf32.
+PyTorch's best case). TF32 is off for GEMMs and cuDNN's convolutions (torch.backends.cuda.matmul.allow_tf32 and
+torch.backends.cudnn.allow_tf32 = False; PyTorch's default lets cuDNN use TF32) unless --tf32, the counterpart of
+PetNN's -nn_cuda_tf32. cuDNN's autotuner stays at PyTorch's default (off).
 """
-import argparse, json, time
+import argparse, json, os, sys, time
 
 import numpy as np
 
@@ -26,6 +30,7 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--resident", action="store_true")
     p.add_argument("--tf32", action="store_true")
+    p.add_argument("--model", default="mlp", choices=["mlp", "cnn"])
     a = p.parse_args()
     import h5py
     if a.write:
@@ -36,16 +41,23 @@ def main():
         return
     import torch
     torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
     torch.manual_seed(1)
     dev = torch.device("cuda")
     dt = getattr(torch, a.dtype)
     with h5py.File(a.data, "r") as f:
-        xtr = torch.tensor(np.asarray(f["x"]), dtype=dt).reshape(-1, 784)
+        xtr = torch.tensor(np.asarray(f["x"]), dtype=dt).reshape((-1, 784) if a.model == "mlp" else (-1, 1, 28, 28))
         ytr = torch.tensor(np.asarray(f["y"]), dtype=torch.long)
     if a.resident:
         xtr, ytr = xtr.to(dev), ytr.to(dev)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
-                                torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev, dt)
+    if a.model == "cnn":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from cnn_bench import torch_model
+        model = torch_model(torch, "cnn").to(dev, dt)
+    else:
+        model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
+                                    torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev, dt)
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     lossf = torch.nn.CrossEntropyLoss()
     times = []
@@ -64,7 +76,7 @@ def main():
         times.append(time.perf_counter() - t0)
         print(f"epoch {epoch + 1}: time {times[-1]:.3f} s, last loss {loss.item():.4f}", flush=True)
     best = min(times[1:]) if len(times) > 1 else times[0]
-    print(json.dumps({"framework": "pytorch", "device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": a.dtype,
+    print(json.dumps({"framework": "pytorch", "model": a.model, "device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": a.dtype,
                       "resident": a.resident, "tf32": a.tf32, "epoch_seconds": best}))
 
 
