@@ -79,14 +79,17 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
    Notes:
    On a GPU the activations, their gradients and a copy of the parameters (made at the start of every forward pass)
    are PetNN's own device arrays in the precision of `NNSetPrecision()`: dense layers run through cuBLAS
-   (`cublasGemmEx()`), the pointwise activations through PetNN's kernels. The parameters, their gradient
+   (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN built with it), pooling, dropout, the spatial layout changes and
+   the pointwise activations through PetNN's kernels. The parameters, their gradient
    (`NNGetGradient()`), the optimizer state, checkpoints, `NNPredict()`'s arguments and TAO stay in the host Vecs: the input
    batch is uploaded, the output downloaded for the loss (evaluated on the host in double) and its gradient uploaded,
    and each layer's parameter gradient is added into the gradient Vec as the backward pass finishes the layer, so
    data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
 
    Only sequential networks whose layers all have device passes run on a device (dense, flatten, relu, leaky_relu, tanh,
-   sigmoid, gelu for now, replicated, not partitioned or sharded); `NNSetUp()` names the first layer that has none.
+   sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, max and average pooling for now, replicated, not
+   partitioned or sharded); `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
+   only when their DMDA has one rank (no halo exchange on the device): `NNSetUp()` refuses others.
    `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
    (`NNDeviceIsAvailable()`). The CUDA code of this version has been compiled but not yet run on a GPU.
 
