@@ -47,7 +47,8 @@ PetscErrorCode NNConvResetDevice(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* the descriptors and algorithms for a pass over n slots (remade when n, the precision or TF32 change) */
+/* the descriptors and algorithms for a pass over n slots (set again when n or TF32 change: the last batch of an epoch is
+   smaller); the NCHW buffers for the whole batch (made again when the batch capacity or the precision change) */
 static PetscErrorCode NNConvCUDASetUp(NNLayer l, PetscInt n, NNConvCUDA **cc)
 {
   NNLayer_Conv             *d   = (NNLayer_Conv *)l->data;
@@ -71,26 +72,33 @@ static PetscErrorCode NNConvCUDASetUp(NNLayer l, PetscInt n, NNConvCUDA **cc)
     *cc = c;
     PetscFunctionReturn(0);
   }
-  PetscCall(NNConvResetDevice(l));
-  PetscCall(PetscNew(&c));
-  d->cuda  = c;
-  c->n     = n;
-  c->nb    = l->nbatch;
-  c->prec  = l->dev.prec;
-  c->tf32  = l->dev.tf32;
+  if (c && (c->nb != l->nbatch || c->prec != l->dev.prec)) {
+    PetscCall(NNConvResetDevice(l));
+    c = NULL;
+  }
+  if (!c) {
+    PetscCall(PetscNew(&c));
+    d->cuda = c;
+    c->nb   = l->nbatch;
+    c->prec = l->dev.prec;
+    NNCallCUDNN(cudnnCreateTensorDescriptor(&c->xd));
+    NNCallCUDNN(cudnnCreateTensorDescriptor(&c->yd));
+    NNCallCUDNN(cudnnCreateTensorDescriptor(&c->bd));
+    NNCallCUDNN(cudnnCreateFilterDescriptor(&c->wd));
+    NNCallCUDNN(cudnnCreateConvolutionDescriptor(&c->cd));
+    PetscCall(NNCUDAMalloc((size_t)c->nb * Cin * H * W * es, &c->xn));
+    PetscCall(NNCUDAMalloc((size_t)c->nb * Cin * H * W * es, &c->dn));
+    PetscCall(NNCUDAMalloc((size_t)c->nb * Cout * Ho * Wo * es, &c->yn));
+  }
+  c->n = 0; /* until the descriptors are set: an error in between leaves the layer to set them again */
   PetscCall(NNCUDAGetDNN(&h));
-  NNCallCUDNN(cudnnCreateTensorDescriptor(&c->xd));
-  NNCallCUDNN(cudnnCreateTensorDescriptor(&c->yd));
-  NNCallCUDNN(cudnnCreateTensorDescriptor(&c->bd));
-  NNCallCUDNN(cudnnCreateFilterDescriptor(&c->wd));
-  NNCallCUDNN(cudnnCreateConvolutionDescriptor(&c->cd));
   NNCallCUDNN(cudnnSetTensor4dDescriptor(c->xd, CUDNN_TENSOR_NCHW, dt, (int)n, (int)Cin, (int)H, (int)W));
   NNCallCUDNN(cudnnSetTensor4dDescriptor(c->bd, CUDNN_TENSOR_NCHW, dt, 1, (int)Cout, 1, 1));
   NNCallCUDNN(cudnnSetFilter4dDescriptor(c->wd, dt, CUDNN_TENSOR_NCHW, (int)Cout, (int)(Cin / d->groups), (int)d->k[1], (int)d->k[0]));
   /* axes of the layer are x (width), y (height): cuDNN takes height first */
   NNCallCUDNN(cudnnSetConvolution2dDescriptor(c->cd, (int)d->w.p[1], (int)d->w.p[0], (int)d->w.s[1], (int)d->w.s[0], (int)d->w.dil[1], (int)d->w.dil[0], CUDNN_CROSS_CORRELATION, dt));
   NNCallCUDNN(cudnnSetConvolutionGroupCount(c->cd, (int)d->groups));
-  NNCallCUDNN(cudnnSetConvolutionMathType(c->cd, (c->prec == NN_PRECISION_SINGLE && c->tf32) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+  NNCallCUDNN(cudnnSetConvolutionMathType(c->cd, (c->prec == NN_PRECISION_SINGLE && l->dev.tf32) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   NNCallCUDNN(cudnnGetConvolution2dForwardOutputDim(c->cd, c->xd, c->wd, &on, &oc, &oh, &ow));
   PetscCheck(on == n && oc == Cout && oh == Ho && ow == Wo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s: cuDNN's output %d x %d x %d x %d differs from the layer's %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT, ((PetscObject)l)->name, on, oc, oh, ow, n, Cout, Ho, Wo);
   NNCallCUDNN(cudnnSetTensor4dDescriptor(c->yd, CUDNN_TENSOR_NCHW, dt, (int)n, (int)Cout, (int)Ho, (int)Wo));
@@ -120,13 +128,14 @@ static PetscErrorCode NNConvCUDASetUp(NNLayer l, PetscInt n, NNConvCUDA **cc)
   ws = PetscMax(ws, w1);
   NNCallCUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, c->xd, c->yd, c->cd, c->wd, c->bwdf, &w1));
   ws = PetscMax(ws, w1);
-  c->nwork = ws;
-  if (ws) PetscCall(NNCUDAMalloc(ws, &c->work));
-  /* NCHW buffers for the whole batch: a smaller n uses their beginning */
-  PetscCall(NNCUDAMalloc((size_t)c->nb * Cin * H * W * es, &c->xn));
-  PetscCall(NNCUDAMalloc((size_t)c->nb * Cin * H * W * es, &c->dn));
-  PetscCall(NNCUDAMalloc((size_t)c->nb * Cout * Ho * Wo * es, &c->yn));
-  *cc = c;
+  if (ws > c->nwork) { /* grown only: the workspace of the largest need met */
+    PetscCall(NNCUDAFree(&c->work));
+    PetscCall(NNCUDAMalloc(ws, &c->work));
+    c->nwork = ws;
+  }
+  c->n    = n;
+  c->tf32 = l->dev.tf32;
+  *cc     = c;
   PetscFunctionReturn(0);
 }
 
