@@ -249,6 +249,8 @@ PetscErrorCode NNDeviceReset(NN net)
   PetscFunctionBegin;
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNDeviceReset_CUDA(net));
+#else
+  (void)net;
 #endif
   PetscFunctionReturn(0);
 }
