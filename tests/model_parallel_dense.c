@@ -420,6 +420,58 @@ static PetscErrorCode ExpectError(const char what[], PetscInt units, const char 
   PetscFunctionReturn(0);
 }
 
+/* the process grid changes after NNSetUp(): a clear error, then NNSetSeed() and a checkpoint bring the trained values back */
+static PetscErrorCode TestLayoutChange(void)
+{
+  NN             net;
+  NNLayer        l;
+  PetscMPIInt    size;
+  PetscErrorCode ierr;
+  Vec            x, before, after;
+  PetscReal      diff, ref;
+  const char    *what = "process grid changed after NNSetUp()";
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size == 1) { /* nothing splits on one rank */
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: error raised\n%s: checkpoint loaded into the new layout\n", what, what));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
+  PetscCall(NNSetInputShape(net, 1, (PetscInt[]){4}));
+  PetscCall(NNAddLayer(net, NNLAYERDENSE, "split", &l));
+  PetscCall(NNLayerDenseSetUnits(l, 2 * size));
+  PetscCall(NNLayerSetPartition(l, NN_PARTITION_ROWS));
+  PetscCall(NNSetUp(net)); /* split over the spatial group: all ranks */
+  PetscCall(NNCheckpointSave(net, "model_parallel_layout.h5"));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, 3 * 4, &x)); /* 3 samples: the outputs tell the parameters */
+  for (PetscInt i = 0; i < 12; i++) PetscCall(VecSetValue(x, i, 0.1 * i - 0.5, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(x));
+  PetscCall(VecAssemblyEnd(x));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, 3 * 2 * size, &before));
+  PetscCall(VecDuplicate(before, &after));
+  PetscCall(NNPredict(net, x, before));
+  PetscCall(NNSetProcessGrid(net, 1, size)); /* data groups of one rank: the layer is whole on each */
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = NNSetUp(net);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(ierr == PETSC_ERR_ARG_WRONGSTATE, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: error %d, expected PETSC_ERR_ARG_WRONGSTATE", what, (int)ierr);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: error raised\n", what));
+  PetscCall(NNSetSeed(net, 7));
+  PetscCall(NNCheckpointLoad(net, "model_parallel_layout.h5"));
+  PetscCall(NNPredict(net, x, after));
+  PetscCall(VecNorm(before, NORM_INFINITY, &ref));
+  PetscCall(VecAXPY(after, -1.0, before));
+  PetscCall(VecNorm(after, NORM_INFINITY, &diff));
+  PetscCheck(diff <= 1e-14 * ref && ref > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the loaded parameters differ by %g", what, (double)diff);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: checkpoint loaded into the new layout\n", what));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&before));
+  PetscCall(VecDestroy(&after));
+  PetscCall(NNDestroy(&net));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TestErrors(void)
 {
   PetscMPIInt size;
@@ -446,6 +498,7 @@ int main(int argc, char **argv)
   PetscCall(TestTao());
   PetscCall(TestTrain());
   PetscCall(TestErrors());
+  PetscCall(TestLayoutChange());
   PetscCall(PetscFinalize());
   return 0;
 }

@@ -245,7 +245,9 @@ PetscErrorCode NNSetUp(NN net)
     PetscInt np0, nb0;
     PetscCall(VecGetSize(net->theta, &np0));
     PetscCall(VecGetSize(net->buf, &nb0));
-    PetscCheck(np0 == np && nb0 == nb, comm, PETSC_ERR_PLIB, "Parameter layout changed without re-initialization");
+    /* a partitioned or sharded layer's piece changed with the process grid (NNSetProcessGrid(), NNSetModelRanks()) or
+       its partition after set-up: the trained values are not where the new layout wants them */
+    PetscCheck(np0 == np && nb0 == nb, comm, PETSC_ERR_ARG_WRONGSTATE, "The parameter layout on this rank changed since the last NNSetUp() (%" PetscInt_FMT " -> %" PetscInt_FMT " parameters, %" PetscInt_FMT " -> %" PetscInt_FMT " buffer entries): the process grid (NNSetProcessGrid(), NNSetModelRanks(), -nn_data_groups, -nn_model_ranks) or a layer's partition changed after set-up, and split layers cannot keep their trained values in place. Save a checkpoint (NNCheckpointSave()) before the change; after it, call NNSetSeed() (new parameters) and NNCheckpointLoad(), which reads a checkpoint into any layout", np0, np, nb0, nb);
   } else {
     PetscCall(VecDestroy(&net->theta));
     PetscCall(VecDestroy(&net->dtheta));
