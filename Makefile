@@ -70,10 +70,12 @@ update-outputs: build
 	PETNN_TEST_UPDATE=1 $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -R '$(TESTS)' $(CTEST_ARGS)
 
 # the library, examples and tests with AddressSanitizer + UndefinedBehaviorSanitizer; the runner
-# reads config/sanitize/env.sh when PETNN_SANITIZE=1
+# reads config/sanitize/env.sh when PETNN_SANITIZE=1. CPU-only by default (SAN_CUDA=ON builds the CUDA
+# device too): without a GPU its passes cannot run, and nvcc would only lengthen the build
+SAN_CUDA       ?= OFF
 sanitize: deps
 	$(CMAKE) -S . -B $(SAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(SAN_FLAGS)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" $(CMAKE_ARGS)
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" -DPETNN_WITH_CUDA=$(SAN_CUDA) $(CMAKE_ARGS)
 	$(CMAKE) --build $(SAN_DIR) -j $(JOBS)
 	CTEST="$(CTEST)" CTEST_JOBS=$(CTEST_JOBS) bash config/sanitize/run-tests.sh $(SAN_DIR) '$(SAN_MAX_RANKS)' '$(SAN_TESTS)' $(SAN_CTEST_ARGS)
 
