@@ -70,12 +70,15 @@ update-outputs: build
 	PETNN_TEST_UPDATE=1 $(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -R '$(TESTS)' $(CTEST_ARGS)
 
 # the library, examples and tests with AddressSanitizer + UndefinedBehaviorSanitizer; the runner
-# reads config/sanitize/env.sh when PETNN_SANITIZE=1. CPU-only by default (SAN_CUDA=ON builds the CUDA
-# device too): without a GPU its passes cannot run, and nvcc would only lengthen the build
-SAN_CUDA       ?= OFF
+# reads config/sanitize/env.sh when PETNN_SANITIZE=1. The CUDA device is built against PetNN's host
+# emulation of CUDA (SAN_CUDA_EMULATION=ON, src/sys/cuda/emulation/), so its code runs under the
+# sanitizers without a GPU; SAN_CUDA=ON SAN_CUDA_EMULATION=OFF builds real CUDA instead
+SAN_CUDA           ?= OFF
+SAN_CUDA_EMULATION ?= ON
 sanitize: deps
-	$(CMAKE) -S . -B $(SAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(SAN_FLAGS)" \
-	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" -DPETNN_WITH_CUDA=$(SAN_CUDA) $(CMAKE_ARGS)
+	$(CMAKE) -S . -B $(SAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" -DPETNN_WITH_CUDA=$(SAN_CUDA) \
+	  -DPETNN_CUDA_EMULATION=$(SAN_CUDA_EMULATION) $(CMAKE_ARGS)
 	$(CMAKE) --build $(SAN_DIR) -j $(JOBS)
 	CTEST="$(CTEST)" CTEST_JOBS=$(CTEST_JOBS) bash config/sanitize/run-tests.sh $(SAN_DIR) '$(SAN_MAX_RANKS)' '$(SAN_TESTS)' $(SAN_CTEST_ARGS)
 

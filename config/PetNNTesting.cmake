@@ -82,6 +82,12 @@ function(_petnn_detect_test_features out)
   if(PETNN_WITH_CUDA)
     list(APPEND feats cuda)  # the test programs then skip at run time (exit code 77) when no GPU is present
   endif()
+  if(PETNN_CUDA_EMULATION)
+    list(APPEND feats cuda_emulation)  # the device code on the host (src/sys/cuda/emulation/): no GPU needed, no cuDNN
+  endif()
+  if(PETNN_CUDNN_LIBRARY_DIR)
+    list(APPEND feats cudnn)
+  endif()
   set(${out} ${feats} PARENT_SCOPE)
 endfunction()
 

@@ -11,7 +11,8 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -tol_single <1e-5>   cuda vs cpu in single precision\n"
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
-                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n\n";
+                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n"
+                     "  -without_cudnn       leave out the cases with conv2d (a build without cuDNN: the CUDA emulation)\n\n";
 
 #include <petnn/private/nnimpl.h>
 
@@ -23,6 +24,7 @@ typedef struct {
   PetscBool   print_errors;
   NNDevice    dev; /* the device compared with the CPU (NN_DEVICE_CPU with -cpu_vs_cpu) */
   char        only[64];
+  PetscBool   nocudnn; /* leave out the cases with conv2d */
 } Ctx;
 
 typedef struct {
@@ -194,6 +196,11 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     PetscCall(PetscStrstr(c->label, ctx->only, &found));
     if (!found) PetscFunctionReturn(0);
   }
+  if (ctx->nocudnn) {
+    char *found;
+    PetscCall(PetscStrstr(c->opts, "conv2d", &found));
+    if (found) PetscFunctionReturn(0);
+  }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
   PetscCall(InsertPrefixed(prefix, c->opts));
   PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
@@ -334,11 +341,13 @@ int main(int argc, char **argv)
   ctx.tol[NN_PRECISION_SINGLE] = 1e-5;
   ctx.print_errors             = PETSC_FALSE;
   ctx.only[0]                  = 0;
+  ctx.nocudnn                  = PETSC_FALSE;
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &ctx.tol[NN_PRECISION_DOUBLE], NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &ctx.tol[NN_PRECISION_SINGLE], NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &ctx.print_errors, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-cpu_vs_cpu", &cpu, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-without_cudnn", &ctx.nocudnn, NULL));
   ctx.dev = cpu ? NN_DEVICE_CPU : NN_DEVICE_CUDA;
   PetscCall(NNDeviceIsAvailable(ctx.dev, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
@@ -363,15 +372,29 @@ int main(int argc, char **argv)
 /*TEST
 
    test:
-      requires: cuda
+      requires: cuda cudnn
       suffix: 1
       output_file: output/cuda_layers.out
 
    test:
-      requires: cuda
+      requires: cuda cudnn
       suffix: 2
       nsize: 2
       output_file: output/cuda_layers.out
+
+   # the device code on the host (CMake's PETNN_CUDA_EMULATION, make sanitize): no GPU, no cuDNN
+   test:
+      requires: cuda_emulation
+      suffix: emulation
+      args: -without_cudnn
+      output_file: output/cuda_layers_emulation.out
+
+   test:
+      requires: cuda_emulation
+      suffix: emulation_2
+      nsize: 2
+      args: -without_cudnn
+      output_file: output/cuda_layers_emulation.out
 
    test:
       suffix: cpu

@@ -9,7 +9,7 @@
      sigmoid     y = 1/(1 + e^-x) (e^x/(1 + e^x) below 0, as on the CPU)   dx = y (1 - y) dy
      gelu        y = x Phi(x), Phi(x) = erfc(-x/sqrt 2)/2                  dx = (Phi(x) + x phi(x)) dy, phi(x) = e^(-x^2/2)/sqrt(2 pi)
 */
-#include <petnn/private/cudakernels.h>
+#include <petnn/private/cudalaunch.h>
 
 template <typename T> __device__ inline T NNTanh(T x);
 template <> __device__ inline double NNTanh(double x) { return tanh(x); }
@@ -80,50 +80,44 @@ __global__ void NNActBackwardKernel(size_t N, T s, const T *__restrict__ x, cons
   }
 }
 
-static unsigned NNBlocks(size_t N)
+template <typename T>
+static cudaError_t NNActForward(NNCUDAActivation a, T s, size_t N, const T *x, T *y, cudaStream_t st)
 {
-  size_t b = (N + 255) / 256;
-  return (unsigned)(b < 65535 ? (b ? b : 1) : 65535);
+  const unsigned b = NNCUDABlocks(N);
+  switch (a) {
+  case NN_CUDA_RELU: return NNCUDALaunch(NNActForwardKernel<T, NN_CUDA_RELU>, b, 256, st, N, s, x, y);
+  case NN_CUDA_LEAKY_RELU: return NNCUDALaunch(NNActForwardKernel<T, NN_CUDA_LEAKY_RELU>, b, 256, st, N, s, x, y);
+  case NN_CUDA_TANH: return NNCUDALaunch(NNActForwardKernel<T, NN_CUDA_TANH>, b, 256, st, N, s, x, y);
+  case NN_CUDA_SIGMOID: return NNCUDALaunch(NNActForwardKernel<T, NN_CUDA_SIGMOID>, b, 256, st, N, s, x, y);
+  case NN_CUDA_GELU: return NNCUDALaunch(NNActForwardKernel<T, NN_CUDA_GELU>, b, 256, st, N, s, x, y);
+  }
+  return cudaErrorInvalidValue;
 }
 
 template <typename T>
-static void NNActForward(NNCUDAActivation a, T s, size_t N, const T *x, T *y, cudaStream_t st)
+static cudaError_t NNActBackward(NNCUDAActivation a, T s, size_t N, const T *x, const T *y, const T *dy, T *dx, cudaStream_t st)
 {
-  const unsigned b = NNBlocks(N);
+  const unsigned b = NNCUDABlocks(N);
   switch (a) {
-  case NN_CUDA_RELU: NNActForwardKernel<T, NN_CUDA_RELU><<<b, 256, 0, st>>>(N, s, x, y); break;
-  case NN_CUDA_LEAKY_RELU: NNActForwardKernel<T, NN_CUDA_LEAKY_RELU><<<b, 256, 0, st>>>(N, s, x, y); break;
-  case NN_CUDA_TANH: NNActForwardKernel<T, NN_CUDA_TANH><<<b, 256, 0, st>>>(N, s, x, y); break;
-  case NN_CUDA_SIGMOID: NNActForwardKernel<T, NN_CUDA_SIGMOID><<<b, 256, 0, st>>>(N, s, x, y); break;
-  case NN_CUDA_GELU: NNActForwardKernel<T, NN_CUDA_GELU><<<b, 256, 0, st>>>(N, s, x, y); break;
+  case NN_CUDA_RELU: return NNCUDALaunch(NNActBackwardKernel<T, NN_CUDA_RELU>, b, 256, st, N, s, x, y, dy, dx);
+  case NN_CUDA_LEAKY_RELU: return NNCUDALaunch(NNActBackwardKernel<T, NN_CUDA_LEAKY_RELU>, b, 256, st, N, s, x, y, dy, dx);
+  case NN_CUDA_TANH: return NNCUDALaunch(NNActBackwardKernel<T, NN_CUDA_TANH>, b, 256, st, N, s, x, y, dy, dx);
+  case NN_CUDA_SIGMOID: return NNCUDALaunch(NNActBackwardKernel<T, NN_CUDA_SIGMOID>, b, 256, st, N, s, x, y, dy, dx);
+  case NN_CUDA_GELU: return NNCUDALaunch(NNActBackwardKernel<T, NN_CUDA_GELU>, b, 256, st, N, s, x, y, dy, dx);
   }
-}
-
-template <typename T>
-static void NNActBackward(NNCUDAActivation a, T s, size_t N, const T *x, const T *y, const T *dy, T *dx, cudaStream_t st)
-{
-  const unsigned b = NNBlocks(N);
-  switch (a) {
-  case NN_CUDA_RELU: NNActBackwardKernel<T, NN_CUDA_RELU><<<b, 256, 0, st>>>(N, s, x, y, dy, dx); break;
-  case NN_CUDA_LEAKY_RELU: NNActBackwardKernel<T, NN_CUDA_LEAKY_RELU><<<b, 256, 0, st>>>(N, s, x, y, dy, dx); break;
-  case NN_CUDA_TANH: NNActBackwardKernel<T, NN_CUDA_TANH><<<b, 256, 0, st>>>(N, s, x, y, dy, dx); break;
-  case NN_CUDA_SIGMOID: NNActBackwardKernel<T, NN_CUDA_SIGMOID><<<b, 256, 0, st>>>(N, s, x, y, dy, dx); break;
-  case NN_CUDA_GELU: NNActBackwardKernel<T, NN_CUDA_GELU><<<b, 256, 0, st>>>(N, s, x, y, dy, dx); break;
-  }
+  return cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t NNCUDAActivationForward(NNCUDAActivation a, int single, double slope, size_t N, const void *x, void *y, cudaStream_t st)
 {
   if (!N) return cudaSuccess;
-  if (single) NNActForward<float>(a, (float)slope, N, (const float *)x, (float *)y, st);
-  else NNActForward<double>(a, slope, N, (const double *)x, (double *)y, st);
-  return cudaGetLastError();
+  if (single) return NNActForward<float>(a, (float)slope, N, (const float *)x, (float *)y, st);
+  return NNActForward<double>(a, slope, N, (const double *)x, (double *)y, st);
 }
 
 extern "C" cudaError_t NNCUDAActivationBackward(NNCUDAActivation a, int single, double slope, size_t N, const void *x, const void *y, const void *dy, void *dx, cudaStream_t st)
 {
   if (!N) return cudaSuccess;
-  if (single) NNActBackward<float>(a, (float)slope, N, (const float *)x, (const float *)y, (const float *)dy, (float *)dx, st);
-  else NNActBackward<double>(a, slope, N, (const double *)x, (const double *)y, (const double *)dy, (double *)dx, st);
-  return cudaGetLastError();
+  if (single) return NNActBackward<float>(a, (float)slope, N, (const float *)x, (const float *)y, (const float *)dy, (float *)dx, st);
+  return NNActBackward<double>(a, slope, N, (const double *)x, (const double *)y, (const double *)dy, (double *)dx, st);
 }

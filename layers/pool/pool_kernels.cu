@@ -3,7 +3,7 @@
    first maximum wins and NaN propagates, the average divides by the full window. One thread per output entry forward;
    backward one thread per input entry gathers from the windows that hold it (no atomics, a fixed order, so reruns are
    identical), max pooling finding each window's argmax in x again instead of storing it. */
-#include <petnn/private/cudakernels.h>
+#include <petnn/private/cudalaunch.h>
 
 struct NNPoolG {
   int    max;
@@ -95,12 +95,6 @@ __global__ void NNPoolBackwardKernel(NNPoolG g, const T *x, const T *dy, T *dx)
   }
 }
 
-static unsigned NNPoolBlocks(size_t N)
-{
-  size_t b = (N + 255) / 256;
-  return (unsigned)(b < 65535 ? (b ? b : 1) : 65535);
-}
-
 static NNPoolG NNPoolGeomOf(const NNCUDAPoolGeom *h)
 {
   NNPoolG g;
@@ -121,9 +115,8 @@ extern "C" cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *h, co
   NNPoolG g = NNPoolGeomOf(h);
   size_t  N = (size_t)g.No[0] * g.No[1] * g.No[2] * g.D;
   if (!N) return cudaSuccess;
-  if (single) NNPoolForwardKernel<float><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const float *)x, (float *)y);
-  else NNPoolForwardKernel<double><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const double *)x, (double *)y);
-  return cudaGetLastError();
+  if (single) return NNCUDALaunch(NNPoolForwardKernel<float>, NNCUDABlocks(N), 256, st, g, (const float *)x, (float *)y);
+  return NNCUDALaunch(NNPoolForwardKernel<double>, NNCUDABlocks(N), 256, st, g, (const double *)x, (double *)y);
 }
 
 extern "C" cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *h, const void *x, const void *dy, void *dx, cudaStream_t st)
@@ -131,7 +124,6 @@ extern "C" cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *h, c
   NNPoolG g = NNPoolGeomOf(h);
   size_t  N = (size_t)g.N[0] * g.N[1] * g.N[2] * g.D;
   if (!N) return cudaSuccess;
-  if (single) NNPoolBackwardKernel<float><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const float *)x, (const float *)dy, (float *)dx);
-  else NNPoolBackwardKernel<double><<<NNPoolBlocks(N), 256, 0, st>>>(g, (const double *)x, (const double *)dy, (double *)dx);
-  return cudaGetLastError();
+  if (single) return NNCUDALaunch(NNPoolBackwardKernel<float>, NNCUDABlocks(N), 256, st, g, (const float *)x, (const float *)dy, (float *)dx);
+  return NNCUDALaunch(NNPoolBackwardKernel<double>, NNCUDABlocks(N), 256, st, g, (const double *)x, (const double *)dy, (double *)dx);
 }

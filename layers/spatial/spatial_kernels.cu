@@ -1,7 +1,7 @@
 /* The permutation between the sequential order [s][c][p] and the spatial order [p][s][c] of one rank (launcher declared
    in include/petnn/private/cudakernels.h): to_spatial, spatial_flatten and the NCHW buffers of cuDNN's convolutions.
    Each thread writes one entry of the destination, so the writes are coalesced and every entry is written once. */
-#include <petnn/private/cudakernels.h>
+#include <petnn/private/cudalaunch.h>
 
 template <typename T>
 __global__ void NNToSpatialKernel(size_t P, size_t nb, size_t n, size_t C, const T *seq, T *sp)
@@ -23,22 +23,14 @@ __global__ void NNToSequentialKernel(size_t P, size_t nb, size_t n, size_t C, co
   }
 }
 
-static unsigned NNSpatialBlocks(size_t N)
-{
-  size_t b = (N + 255) / 256;
-  return (unsigned)(b < 65535 ? (b ? b : 1) : 65535);
-}
-
 extern "C" cudaError_t NNCUDASpatialPermute(int single, int tospatial, size_t P, size_t nb, size_t n, size_t C, void *seq, void *sp, cudaStream_t st)
 {
   size_t N = tospatial ? P * nb * C : n * C * P;
   if (!N) return cudaSuccess;
   if (tospatial) {
-    if (single) NNToSpatialKernel<float><<<NNSpatialBlocks(N), 256, 0, st>>>(P, nb, n, C, (const float *)seq, (float *)sp);
-    else NNToSpatialKernel<double><<<NNSpatialBlocks(N), 256, 0, st>>>(P, nb, n, C, (const double *)seq, (double *)sp);
-  } else {
-    if (single) NNToSequentialKernel<float><<<NNSpatialBlocks(N), 256, 0, st>>>(P, nb, n, C, (const float *)sp, (float *)seq);
-    else NNToSequentialKernel<double><<<NNSpatialBlocks(N), 256, 0, st>>>(P, nb, n, C, (const double *)sp, (double *)seq);
+    if (single) return NNCUDALaunch(NNToSpatialKernel<float>, NNCUDABlocks(N), 256, st, P, nb, n, C, (const float *)seq, (float *)sp);
+    return NNCUDALaunch(NNToSpatialKernel<double>, NNCUDABlocks(N), 256, st, P, nb, n, C, (const double *)seq, (double *)sp);
   }
-  return cudaGetLastError();
+  if (single) return NNCUDALaunch(NNToSequentialKernel<float>, NNCUDABlocks(N), 256, st, P, nb, n, C, (const float *)sp, (float *)seq);
+  return NNCUDALaunch(NNToSequentialKernel<double>, NNCUDABlocks(N), 256, st, P, nb, n, C, (const double *)sp, (double *)seq);
 }
