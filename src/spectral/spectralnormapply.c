@@ -171,6 +171,15 @@ static PetscErrorCode NNSpectralNormWalk(NNLayer l, PetscBool apply, PetscBool *
 
 .seealso: `NNLayerSetSpectralNorm()`, `NNLayerComputeOperatorNorm()`
 @*/
+/* whether any layer of the network is spectrally normalized (-<layer>_spectral_norm) */
+PetscErrorCode NNHasSpectralNorm(NN net, PetscBool *any)
+{
+  PetscFunctionBegin;
+  *any = PETSC_FALSE;
+  for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNSpectralNormWalk(net->layers[i], PETSC_FALSE, any));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode NNApplySpectralNorm(NN net)
 {
   PetscBool      any = PETSC_FALSE;

@@ -127,6 +127,7 @@ static PetscErrorCode NNODEDestroyVecs(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(NNODESingleReset(l));
+  PetscCall(NNODEDeviceReset(l));
   PetscCall(NNLayerContainerDestroyVecs(&o->f));
   PetscCall(PetscFree(o->fld.cur));
   PetscCall(VecDestroy(&o->fld.fin));

@@ -21,16 +21,19 @@
 */
 #include <petnn/private/odeimpl.h>
 
-/* float passes apply to this configuration: sets the block's ops (and the tableau) accordingly */
+/* float passes (and device passes) apply to this configuration: sets the block's ops (and the tableau) accordingly */
 PetscErrorCode NNODESingleSelect(NNLayer l)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
-  PetscBool      ok = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->K && !o->nobs && !o->timeinput);
+  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->K && !o->nobs && !o->timeinput), dev = single, ok;
   const PetscInt s0 = sp->s;
 
   PetscFunctionBegin;
-  for (PetscInt c = 0; c < l->nchildren && ok; c++) ok = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren);
+  for (PetscInt c = 0; c < l->nchildren && single; c++) single = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren);
+  /* the device passes (odeblock_cuda.c): the same configurations with children that have device passes */
+  for (PetscInt c = 0; c < l->nchildren && dev; c++) dev = (PetscBool)(l->children[c]->ops->forwarddevice && l->children[c]->ops->backwarddevice && !l->children[c]->nchildren);
+  ok = (PetscBool)(single || dev); /* the tableau serves both */
   if (ok && o->scheme == NNODE_SCHEME_TS) {
     PetscBool        isrk;
     PetscInt         s;
@@ -56,9 +59,18 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
     sp->c[0] = 0;
   }
   if (!ok) sp->s = 0;
-  if (sp->s != s0) PetscCall(NNODESingleReset(l)); /* the stored stages have another layout */
-  l->ops->forwardsingle  = ok ? NNLayerForwardSingle_ODE : NULL;
-  l->ops->backwardsingle = ok ? NNLayerBackwardSingle_ODE : NULL;
+  single = (PetscBool)(single && ok);
+  dev    = (PetscBool)(dev && ok);
+  if (sp->s != s0) { /* the stored stages have another layout */
+    PetscCall(NNODESingleReset(l));
+    PetscCall(NNODEDeviceReset(l));
+  }
+  l->ops->forwardsingle  = single ? NNLayerForwardSingle_ODE : NULL;
+  l->ops->backwardsingle = single ? NNLayerBackwardSingle_ODE : NULL;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = dev ? NNLayerForwardDevice_ODE : NULL;
+  l->ops->backwarddevice = dev ? NNLayerBackwardDevice_ODE : NULL;
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -75,12 +87,25 @@ PetscErrorCode NNODESingleReset(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* the float arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
-static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
+/* frees the device arrays of odeblock_cuda.c (a no-op without them) */
+PetscErrorCode NNODEDeviceReset(NNLayer l)
+{
+  NNODEDevice *d = &((NNLayer_ODE *)l->data)->device;
+
+  PetscFunctionBegin;
+  PetscCall(NNDeviceFree(&d->u));
+  PetscCall(NNDeviceFree(&d->stages));
+  PetscCall(NNDeviceFree(&d->work));
+  d->nu = d->nstages = 0;
+  PetscFunctionReturn(0);
+}
+
+/* the layout of the stage data: the entries of every child's output, of a state, of one stage */
+PetscErrorCode NNODESingleLayout(NNLayer l)
 {
   NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
   NNODESingle *sp = &o->single;
-  PetscInt     nc = l->nchildren, s = sp->s, maxc = 0;
+  PetscInt     nc = l->nchildren;
 
   PetscFunctionBegin;
   if (!sp->clen) {
@@ -90,6 +115,18 @@ static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
     sp->slot  = sp->m;            /* per stage: Y_i, then every child's output */
     for (PetscInt c = 0; c < nc; c++) sp->slot += sp->clen[c];
   }
+  PetscFunctionReturn(0);
+}
+
+/* the float arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
+static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  NNODESingle *sp = &o->single;
+  PetscInt     nc = l->nchildren, s = sp->s, maxc = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNODESingleLayout(l));
   for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
   if (sp->nu < o->kend + 1) {
     PetscCall(PetscFree(sp->u));
@@ -168,7 +205,7 @@ static PetscErrorCode NNODESingleStep(NNLayer l, PetscInt n, PetscInt k, const f
 }
 
 /* keep every step's stages for the backward pass (else each step is evaluated again before its adjoint) */
-static PetscBool NNODESingleKeepsStages(NNLayer l)
+PetscBool NNODESingleKeepsStages(NNLayer l)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
   return (PetscBool)(l->training && o->storeacts && o->params == NNODE_PARAMETERS_SHARED);

@@ -43,8 +43,12 @@ typedef struct {
   PetscInt    *len;               /* [nact] entries of act[i] (the local size of the host Vec) */
   PetscBool   *spatial;           /* [nact] act[i] is spatial (a DMDA Vec on one rank: [pixel][slot][channel]) */
   void       **act, **dact;       /* [nact] device activations and their gradients */
-  void        *theta, *dtheta;    /* the parameter copy (made at the start of every forward pass) and the gradient */
-  void        *hx, *hy, *htheta, *hg; /* page-locked host staging: input, output (and its gradient), parameters, gradients */
+  void        *theta, *dtheta;    /* the parameters the passes read (in their precision) and the gradient */
+  double      *master;            /* the parameters in double: theta itself in double precision, its own array in single */
+  PetscObjectState hoststate;     /* the parameter Vec's object state when the parameters were last copied to or from it */
+  PetscBool    synced;            /* they were (at hoststate) */
+  PetscBool    newer;             /* an optimizer step on the device changed them since (NNDeviceSyncHost() copies them) */
+  void        *hx, *hy, *hg;      /* page-locked host staging: input, output (and its gradient), gradients */
   cudaEvent_t *ev;                /* [4 nlayers]: each layer's forward start, stop, backward start, stop */
   size_t       bytes;             /* device memory held */
 } NNDeviceCUDA;
@@ -54,3 +58,5 @@ PETSC_INTERN PetscErrorCode NNDeviceReset_CUDA(NN);
 PETSC_INTERN PetscErrorCode NNDeviceView_CUDA(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNDeviceBackward_CUDA(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
+PETSC_INTERN PetscErrorCode NNDeviceGetParameters_CUDA(NN, NNDeviceParameters *);
+PETSC_INTERN PetscErrorCode NNDeviceSyncHost_CUDA(NN);

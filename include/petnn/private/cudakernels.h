@@ -46,6 +46,23 @@ cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *, const void *x,
 /* dx (written, every input entry) from dy; max pooling finds each window's maximum in x again */
 cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *, const void *x, const void *dy, void *dx, cudaStream_t);
 
+/* y[0..N) += alpha x[0..N) (the ODE blocks' stage sums, src/sys/cuda/cudakernels.cu) */
+cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t);
+
+/* y[0..N) = (float)x[0..N) (the float working copy of the parameters, src/sys/cuda/cudakernels.cu) */
+cudaError_t NNCUDADoubleToFloat(size_t N, const double *x, float *y, cudaStream_t);
+
+/* the optimizers' steps (src/opt/impls/<type>/<type>_kernels.cu) on the double parameters x[0..n) with the gradient g
+   in double or (single) float, writing the float working copy xf when it is not NULL; state arrays are double */
+typedef struct {
+  double b1, b2, eps, wd; /* betas, epsilon, weight decay (L2 when not decoupled) */
+  double step, sbc2;      /* lr/(1 - b1^t), sqrt(1 - b2^t) */
+  double shrink;          /* 1 - lr wd (AdamW) */
+  int    decoupled;
+} NNCUDAAdamCoefficients;
+cudaError_t NNCUDAAdamStep(int single, size_t n, double *x, float *xf, const void *g, double *m, double *v, const NNCUDAAdamCoefficients *, cudaStream_t);
+cudaError_t NNCUDASGDStep(int single, size_t n, double *x, float *xf, const void *g, double *b, double lr, double wd, double mu, int first, int nesterov, cudaStream_t);
+
 #if defined(__cplusplus)
 }
 #endif

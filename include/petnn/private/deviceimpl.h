@@ -6,9 +6,9 @@
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 #else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d (conv2d needs a PetNN built with cuDNN)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
 #endif
 
 #if defined(PETNN_HAVE_CUDA)

@@ -52,11 +52,25 @@ PETSC_INTERN PetscErrorCode NNDestroyActivationVecs(NN);
 PETSC_EXTERN PetscErrorCode NNLossCheckTargets(NNLossType, PetscInt, PetscInt, const PetscScalar *);
 
 /* ---------------------------------------------------------------- optimizers */
+/* a network's parameters on its device (src/nn/interface/nndevice.c), for the optimizers' device steps: n local
+   parameters in double (the master copy), the float copy the passes read in single precision (NULL in double: they
+   read master), and the gradient of the last backward pass in the precision of the passes */
+typedef struct {
+  PetscInt    n;
+  PetscBool   single;
+  double     *master;
+  float      *work;
+  const void *grad;
+} NNDeviceParameters;
+
 typedef struct _NNOptOps *NNOptOps;
 struct _NNOptOps {
   PetscErrorCode (*setfromoptions)(NNOpt, PetscOptionItems *);
   PetscErrorCode (*setup)(NNOpt, Vec); /* create state vectors shaped like the parameters */
   PetscErrorCode (*step)(NNOpt, PetscReal, Vec, Vec);
+  /* the step on the device (set by types with device kernels, built with PETNN_HAVE_CUDA): the parameters of the
+     network's device copy, the state in the device arrays state[] (double, in the order of the state Vecs) */
+  PetscErrorCode (*stepdevice)(NNOpt, PetscReal, const NNDeviceParameters *, void *const[]);
   PetscErrorCode (*view)(NNOpt, PetscViewer);
   PetscErrorCode (*destroy)(NNOpt);
 };
@@ -78,9 +92,25 @@ struct _p_NNOpt {
   char      statename[NN_OPT_MAX_STATE][32];
   PetscBool setupcalled;
   void     *data;
+  /* the device copies of the state (src/opt/interface/optdevice.c): made on the first device step from the Vecs;
+     newer: they hold the newest state (NNOptDeviceSyncHost() copies it into the Vecs); hoststate: the Vecs' object
+     states when last copied, so that a state changed on the host (a checkpoint loaded) is uploaded again */
+  struct {
+    void            *state[NN_OPT_MAX_STATE];
+    PetscObjectState hoststate[NN_OPT_MAX_STATE];
+    PetscInt         n;
+    PetscBool        newer;
+    PetscInt         steps; /* steps taken on the device */
+  } dev;
 };
 
 PETSC_INTERN PetscErrorCode NNOptAddState(NNOpt, Vec, const char[]);
+/* the step on the network's device (the parameters and gradient of its device copy), its state copied back into the
+   state Vecs by NNOptDeviceSyncHost(); NNOptHasDeviceStep(): the type has a device step */
+PETSC_EXTERN PetscErrorCode NNOptStepDevice(NNOpt, NN);
+PETSC_INTERN PetscBool      NNOptHasDeviceStep(NNOpt);
+PETSC_INTERN PetscErrorCode NNOptDeviceSyncHost(NNOpt);
+PETSC_INTERN PetscErrorCode NNOptDeviceReset(NNOpt);
 PETSC_INTERN PetscErrorCode NNOptSetFromOptions_Private(NNOpt, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNOptStepRange(NNOpt, PetscInt, PetscInt, Vec, const PetscScalar[]); /* a step on a slice of the parameters */
 
@@ -203,7 +233,8 @@ struct _p_NN {
      hold the double values at the boundaries (the input, the output and its loss gradient, the input gradient) */
   struct {
     NNDevice  type;
-    PetscBool tf32; /* -nn_cuda_tf32: single-precision GEMMs may use TF32 tensor cores */
+    PetscBool tf32;     /* -nn_cuda_tf32: single-precision GEMMs may use TF32 tensor cores */
+    PetscBool resident; /* NNDeviceSetResident(): parameters, gradient and optimizer steps stay on the device */
     void     *cuda; /* an NNDeviceCUDA (include/petnn/private/cudaimpl.h), NULL on the CPU */
   } dev;
   struct {
@@ -259,6 +290,24 @@ PETSC_INTERN PetscErrorCode NNDeviceView(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNDeviceForwardLayers(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNDeviceBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 PETSC_INTERN PetscBool      NNLayerHasDevicePasses(NNLayer);
+/* parameters resident on the device (NNTrain() with an optimizer that has a device step, src/trainer/interface/
+   trainloop.c): while NNDeviceSetResident() is on, the parameters are uploaded only when the parameter Vec changed on
+   the host, the backward pass leaves the gradient on the device (not added into the gradient Vec), and the optimizer
+   steps there (NNOptStepDevice(): NNDeviceGetParameters() gives the arrays, NNDeviceParametersUpdated() marks them
+   newer than the Vec). Turning it off copies newer parameters into the Vec (NNDeviceSyncHost()). Off, every pass
+   uploads the Vec: other ranks may change it without changing its object state (shared-memory data parallelism,
+   tournaments). */
+PETSC_EXTERN PetscErrorCode NNDeviceSetResident(NN, PetscBool);
+PETSC_INTERN PetscErrorCode NNHasSpectralNorm(NN, PetscBool *); /* src/spectral/spectralnormapply.c */
+PETSC_INTERN PetscErrorCode NNDeviceGetParameters(NN, NNDeviceParameters *);
+PETSC_INTERN PetscErrorCode NNDeviceParametersUpdated(NN);
+PETSC_INTERN PetscErrorCode NNDeviceSyncHost(NN);
+/* device memory for classes without CUDA sources of their own (an error in a PetNN built without CUDA); the copies
+   wait for the device */
+PETSC_INTERN PetscErrorCode NNDeviceMalloc(size_t, void **);
+PETSC_INTERN PetscErrorCode NNDeviceFree(void **);
+PETSC_INTERN PetscErrorCode NNDeviceCopyToDevice(void *, const void *, size_t);
+PETSC_INTERN PetscErrorCode NNDeviceCopyToHost(void *, const void *, size_t);
 
 /* graph networks (src/nn/interface/nngraph.c) */
 PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);

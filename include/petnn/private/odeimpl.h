@@ -89,6 +89,15 @@ typedef struct {
   PetscBool kept;        /* the last forward pass kept every step's stages */
 } NNODESingle;
 
+/* on a device (-nn_device cuda, odeblock_cuda.c): the same explicit tableau (NNODESingle's s, a, b, c and layout) on
+   device arrays in the precision of the passes, through the children's device passes */
+typedef struct {
+  void     *u, *stages, *work; /* as NNODESingle's */
+  PetscInt  nu, nstages;
+  size_t    es;                /* sizeof(double) or sizeof(float) */
+  PetscBool kept;
+} NNODEDevice;
+
 typedef struct {
   /* configuration */
   PetscReal       T;         /* final time */
@@ -140,6 +149,7 @@ typedef struct {
   PetscBool             recorded;   /* a training forward pass recorded what the backward pass needs */
   NNODEStats            stats;
   NNODESingle           single;
+  NNODEDevice           device;
 } NNLayer_ODE;
 
 /* ts/ode/odeblock_field.c: f, observations and state Vecs, shared by the schemes */
@@ -162,6 +172,14 @@ PETSC_INTERN PetscErrorCode NNODESingleSelect(NNLayer);
 PETSC_INTERN PetscErrorCode NNODESingleReset(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerForwardSingle_ODE(NNLayer, PetscInt, const float *, float *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNODESingleLayout(NNLayer);
+PETSC_INTERN PetscBool      NNODESingleKeepsStages(NNLayer);
+/* ts/ode/odeblock_cuda.c: the explicit schemes on the device (built with PETNN_HAVE_CUDA) */
+PETSC_INTERN PetscErrorCode NNODEDeviceReset(NNLayer);
+#if defined(PETNN_HAVE_CUDA)
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_ODE(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+#endif
 /* ts/ode/odeblock_integrator.c: the block's TS */
 PETSC_INTERN PetscErrorCode NNODECreateTS(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEDestroyTS(NNLayer);

@@ -97,6 +97,7 @@ typedef struct {
   PetscLogDouble  exposed0, block0, wait0, early0; /* communication times at the last monitor line */
   PetscLogDouble  tepoch;              /* when the current epoch started in this run (-nn_monitor_steps) */
   PetscInt        batch0;              /* the batch it started from in this run */
+  PetscBool       devstep;             /* parameters, gradient and optimizer steps stay on the device (NNTrainDeviceResident()) */
 } NNTrainLoop;
 
 typedef struct {

@@ -299,3 +299,106 @@ PetscErrorCode NNDeviceBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar
 #endif
   PetscFunctionReturn(0);
 }
+
+/* ---------------------------------------------------------------- parameters resident on the device */
+PetscErrorCode NNDeviceSetResident(NN net, PetscBool flg)
+{
+  PetscFunctionBegin;
+  if (!flg && net->dev.resident) PetscCall(NNDeviceSyncHost(net));
+  net->dev.resident = (PetscBool)(flg && net->dev.type != NN_DEVICE_CPU);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceGetParameters(NN net, NNDeviceParameters *p)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceGetParameters_CUDA(net, p));
+#else
+  (void)p;
+  SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceParametersUpdated(NN net)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  if (net->dev.cuda) ((NNDeviceCUDA *)net->dev.cuda)->newer = PETSC_TRUE;
+#endif
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceSyncHost(NN net)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  if (net->dev.type != NN_DEVICE_CPU) PetscCall(NNDeviceSyncHost_CUDA(net));
+#else
+  (void)net;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- device memory for classes without CUDA sources */
+PetscErrorCode NNDeviceMalloc(size_t bytes, void **p)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNCUDAMalloc(bytes, p));
+#else
+  *p = NULL;
+  PetscCheck(!bytes, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "Device memory: this PetNN was built without CUDA");
+#endif
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceFree(void **p)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNCUDAFree(p));
+#else
+  *p = NULL;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* copies on the package's stream, waited for (they are rare: optimizer state at the start and before checkpoints) */
+PetscErrorCode NNDeviceCopyToDevice(void *d, const void *h, size_t bytes)
+{
+  PetscFunctionBegin;
+  if (!bytes) PetscFunctionReturn(0);
+#if defined(PETNN_HAVE_CUDA)
+  {
+    cudaStream_t s;
+    PetscCall(NNCUDAGetStream(&s));
+    NNCallCUDA(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+  }
+#else
+  (void)d, (void)h;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "Device memory: this PetNN was built without CUDA");
+#endif
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceCopyToHost(void *h, const void *d, size_t bytes)
+{
+  PetscFunctionBegin;
+  if (!bytes) PetscFunctionReturn(0);
+#if defined(PETNN_HAVE_CUDA)
+  {
+    cudaStream_t s;
+    PetscCall(NNCUDAGetStream(&s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+    NNCallCUDA(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+  }
+#else
+  (void)d, (void)h;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "Device memory: this PetNN was built without CUDA");
+#endif
+  PetscFunctionReturn(0);
+}

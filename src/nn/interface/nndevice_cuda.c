@@ -87,15 +87,16 @@ PetscErrorCode NNDeviceReset_CUDA(NN net)
 
   PetscFunctionBegin;
   if (!c) PetscFunctionReturn(0);
+  PetscCall(NNDeviceSyncHost_CUDA(net)); /* parameters newer on the device are not lost */
   for (PetscInt i = 0; i < c->nact; i++) {
     if (c->act) PetscCall(NNCUDAFree(&c->act[i]));
     if (c->dact) PetscCall(NNCUDAFree(&c->dact[i]));
   }
+  if ((void *)c->master != c->theta) PetscCall(NNCUDAFree((void **)&c->master));
   PetscCall(NNCUDAFree(&c->theta));
   PetscCall(NNCUDAFree(&c->dtheta));
   if (c->hx) NNCallCUDA(cudaFreeHost(c->hx));
   if (c->hy) NNCallCUDA(cudaFreeHost(c->hy));
-  if (c->htheta) NNCallCUDA(cudaFreeHost(c->htheta));
   if (c->hg) NNCallCUDA(cudaFreeHost(c->hg));
   for (PetscInt k = 0; k < 4 * c->nlayers && c->ev; k++)
     if (c->ev[k]) NNCallCUDA(cudaEventDestroy(c->ev[k]));
@@ -121,7 +122,7 @@ static PetscErrorCode NNDeviceMallocHost(size_t bytes, void **p)
 PetscErrorCode NNDeviceSetUp_CUDA(NN net)
 {
   NNDeviceCUDA *c;
-  PetscInt      maxp = 0, L = net->nlayers;
+  PetscInt      L = net->nlayers;
 
   PetscFunctionBegin;
   PetscCall(NNDeviceReset_CUDA(net));
@@ -146,15 +147,17 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
   PetscCall(NNCUDAMalloc(c->np * c->esize, &c->theta));
   PetscCall(NNCUDAMalloc(c->np * c->esize, &c->dtheta));
   c->bytes += 2 * c->np * c->esize;
-  for (PetscInt i = 0; i < L; i++) maxp = PetscMax(maxp, net->layers[i]->nparam);
-  /* staging: float conversions of the input, the parameters, the output and its gradient; every precision stages the
-     gradients (they are added into the host gradient) and the input gradient */
+  if (c->prec == NN_PRECISION_SINGLE) {
+    PetscCall(NNCUDAMalloc(c->np * sizeof(double), (void **)&c->master));
+    c->bytes += c->np * sizeof(double);
+  } else c->master = (double *)c->theta;
+  /* staging: float conversions of the input, the output and its gradient; every precision stages the gradients (they
+     are added into the host gradient) and the input gradient */
   if (c->prec == NN_PRECISION_SINGLE) {
     PetscCall(NNDeviceMallocHost(c->len[0] * c->esize, &c->hx));
-    PetscCall(NNDeviceMallocHost(c->np * c->esize, &c->htheta));
     PetscCall(NNDeviceMallocHost(c->len[L] * c->esize, &c->hy));
   }
-  PetscCall(NNDeviceMallocHost(PetscMax(maxp, c->len[0]) * c->esize, &c->hg));
+  PetscCall(NNDeviceMallocHost(PetscMax(c->np, c->len[0]) * c->esize, &c->hg));
   PetscCall(PetscCalloc1(4 * L, &c->ev));
   for (PetscInt k = 0; k < 4 * L; k++) NNCallCUDA(cudaEventCreate(&c->ev[k]));
   PetscFunctionReturn(0);
@@ -247,6 +250,70 @@ static PetscErrorCode NNDeviceSetLayerPointers(NN net, NNDeviceCUDA *c)
   PetscFunctionReturn(0);
 }
 
+/* ---------------------------------------------------------------- the parameters on the device */
+/* the device parameters made current: uploaded (double, then converted to the float working copy on the device) when
+   the parameter Vec changed on the host since they were last copied; an error when the device also holds newer ones */
+static PetscErrorCode NNDeviceParametersCurrent(NN net, NNDeviceCUDA *c, cudaStream_t s)
+{
+  PetscObjectState   st;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)net->theta, &st));
+  if (net->dev.resident && c->synced && st == c->hoststate) PetscFunctionReturn(0);
+  PetscCheck(!c->newer, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's parameter Vec was changed on the host while optimizer steps on the device made newer parameters there; copy those back first (NNTrain() does so at the end of every epoch and before checkpoints)");
+  if (c->np) {
+    PetscCall(PetscLogEventBegin(NN_DevUpload, 0, 0, 0, 0));
+    PetscCall(VecGetArrayRead(net->theta, &a));
+    NNCallCUDA(cudaMemcpyAsync(c->master, a, c->np * sizeof(double), cudaMemcpyHostToDevice, s)); /* pageable: returns once staged */
+    PetscCall(VecRestoreArrayRead(net->theta, &a));
+    if (c->prec == NN_PRECISION_SINGLE) NNCallCUDA(NNCUDADoubleToFloat((size_t)c->np, c->master, (float *)c->theta, s));
+    PetscCall(PetscLogEventEnd(NN_DevUpload, 0, 0, 0, 0));
+  }
+  c->hoststate = st;
+  c->synced    = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNDeviceGetParameters_CUDA(NN net, NNDeviceParameters *p)
+{
+  NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
+  cudaStream_t  s;
+
+  PetscFunctionBegin;
+  PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
+  PetscCall(NNCUDAGetStream(&s));
+  PetscCall(NNDeviceParametersCurrent(net, c, s));
+  p->n      = c->np;
+  p->single = (PetscBool)(c->prec == NN_PRECISION_SINGLE);
+  p->master = c->master;
+  p->work   = p->single ? (float *)c->theta : NULL;
+  p->grad   = c->dtheta;
+  PetscFunctionReturn(0);
+}
+
+/* newer device parameters (optimizer steps on the device) copied into the parameter Vec */
+PetscErrorCode NNDeviceSyncHost_CUDA(NN net)
+{
+  NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
+  PetscScalar  *a;
+  cudaStream_t  s;
+
+  PetscFunctionBegin;
+  if (!c || !c->newer) PetscFunctionReturn(0);
+  PetscCall(NNCUDAGetStream(&s));
+  NNCallCUDA(cudaStreamSynchronize(s));
+  PetscCall(PetscLogEventBegin(NN_DevDownload, 0, 0, 0, 0));
+  PetscCall(VecGetArrayWrite(net->theta, &a));
+  NNCallCUDA(cudaMemcpyAsync(a, c->master, c->np * sizeof(double), cudaMemcpyDeviceToHost, s));
+  NNCallCUDA(cudaStreamSynchronize(s));
+  PetscCall(VecRestoreArrayWrite(net->theta, &a));
+  PetscCall(PetscLogEventEnd(NN_DevDownload, 0, 0, 0, 0));
+  PetscCall(PetscObjectStateGet((PetscObject)net->theta, &c->hoststate));
+  c->newer = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /* ---------------------------------------------------------------- passes */
 /*
    NNDeviceForwardLayers_CUDA - uploads the parameters and the input batch x0, runs every layer's forward device pass and
@@ -264,10 +331,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   PetscFunctionBegin;
   PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
   PetscCall(NNCUDAGetStream(&s));
-  /* the parameter copy, made anew for every pass (other ranks' optimizer steps leave this Vec's state unchanged) */
-  PetscCall(VecGetArrayRead(net->theta, &a));
-  PetscCall(NNDeviceUpload(c, c->np, a, c->htheta, c->theta, s));
-  PetscCall(VecRestoreArrayRead(net->theta, &a));
+  PetscCall(NNDeviceParametersCurrent(net, c, s));
   PetscCall(NNDeviceSetLayerPointers(net, c));
   PetscCall(VecGetArrayRead(x0, &a));
   PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, 0, n), a, c->hx, c->act[0], s));
@@ -299,8 +363,10 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
 /*
    NNDeviceBackward_CUDA - after NNDeviceForwardLayers_CUDA() on the same batch (the device activations and parameter
    copy are still those): uploads the loss gradient dact[nlayers], runs the backward device passes from the last layer
-   down, adds each layer's parameter gradient into dtheta (host, double) and calls layerdone, and downloads the input
-   gradient into dx0 when need[0] and dx0
+   down and adds the parameter gradient into dtheta (host, double): layer by layer, each followed by layerdone, when
+   there is a layerdone callback (data parallel), else all at once at the end, and not at all when the parameters are
+   resident (NNDeviceSetResident(): a device optimizer step follows); downloads the input gradient into dx0 when need[0]
+   and dx0
 */
 PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Vec dx0, PetscScalar *dtheta, PetscBool need[])
 {
@@ -328,16 +394,20 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
     PetscUseTypeMethod(l, backwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
-    if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
-    if (cb->layerdone) PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx)); /* data parallel: all-reduce the finished gradient buckets */
+    if (cb->layerdone) { /* data parallel: the layer's gradient into the Vec now, all-reduce the finished buckets */
+      if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
+      PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx));
+    }
   }
+  /* the whole gradient at once; resident, it stays on the device for the optimizer's device step */
+  if (!cb->layerdone && !net->dev.resident) PetscCall(NNDeviceDownload(c, c->np, c->dtheta, c->hg, dtheta, PETSC_TRUE, s));
   if (need[0] && dx0) {
     PetscScalar *dx;
     PetscCall(VecGetArray(dx0, &dx));
     PetscCall(NNDeviceDownload(c, NNDeviceLength(net, c, 0, n), c->dact[0], c->hg, dx, PETSC_FALSE, s));
     PetscCall(VecRestoreArray(dx0, &dx));
   }
-  NNCallCUDA(cudaStreamSynchronize(s)); /* the staging buffers are free again */
+  if (!net->dev.resident || timing) NNCallCUDA(cudaStreamSynchronize(s)); /* the staging buffers are free again */
   if (timing) {
     for (PetscInt i = 0; i < L; i++) {
       PetscLogEvent fwd, bwd;

@@ -197,7 +197,8 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(NNGetOutputShape(net, &out));
   PetscCall(VecGetArrayRead(net->theta, &theta));
   PetscCall(VecGetArray(net->buf, &buf));
-  if (!net->dthetazero) PetscCall(VecZeroEntries(net->dtheta)); /* shared-memory data parallelism zeroes it in the reduction */
+  /* shared-memory data parallelism zeroes it in the reduction; parameters resident on the device leave it alone */
+  if (!net->dthetazero && !net->dev.resident) PetscCall(VecZeroEntries(net->dtheta));
   net->dthetazero = PETSC_FALSE;
   PetscCall(VecGetArray(net->dtheta, &dtheta));
   PetscCall(NNSetLayerPointers(net, theta, dtheta, buf));

@@ -55,6 +55,7 @@ PetscErrorCode NNOptCreate(MPI_Comm comm, NNOpt *opt)
 static PetscErrorCode NNOptReset(NNOpt o)
 {
   PetscFunctionBegin;
+  PetscCall(NNOptDeviceReset(o));
   for (PetscInt i = 0; i < o->nstate; i++) PetscCall(VecDestroy(&o->state[i]));
   o->nstate      = 0;
   o->nsteps      = 0;

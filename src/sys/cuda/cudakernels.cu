@@ -26,3 +26,27 @@ extern "C" cudaError_t NNCUDAMultiply(int single, size_t N, const void *x, const
   if (single) return NNCUDALaunch(NNMultiplyKernel<float>, NNCUDABlocks(N), 256, s, N, (const float *)x, (const float *)y, (float *)z);
   return NNCUDALaunch(NNMultiplyKernel<double>, NNCUDABlocks(N), 256, s, N, (const double *)x, (const double *)y, (double *)z);
 }
+
+__global__ void NNDoubleToFloatKernel(size_t N, const double *x, float *y)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) y[i] = (float)x[i];
+}
+
+extern "C" cudaError_t NNCUDADoubleToFloat(size_t N, const double *x, float *y, cudaStream_t s)
+{
+  if (!N) return cudaSuccess;
+  return NNCUDALaunch(NNDoubleToFloatKernel, NNCUDABlocks(N), 256, s, N, x, y);
+}
+
+template <typename T>
+__global__ void NNAxpyKernel(size_t N, T alpha, const T *x, T *y)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) y[i] += alpha * x[i];
+}
+
+extern "C" cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t s)
+{
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNAxpyKernel<float>, NNCUDABlocks(N), 256, s, N, (float)alpha, (const float *)x, (float *)y);
+  return NNCUDALaunch(NNAxpyKernel<double>, NNCUDABlocks(N), 256, s, N, alpha, (const double *)x, (double *)y);
+}

@@ -212,6 +212,10 @@ PetscErrorCode NNTrain(NN net, NNData train, NNData test)
   if (p->K > 1 && p->trainer > 0 && c.cur->step == 0 && c.cur->epoch == 0 && c.cur->batch == 0) NNRandomSeed(&net->rng, (uint64_t)net->init.seed + 0x9e3779b97f4a7c15ULL * (uint64_t)p->trainer); /* the trainer's own stream */
   ierr = NNParallelTrainBegin(net, c.tr->opt);
   if (!ierr) ierr = NNTrainEpochs(net, &c);
+  if (c.devstep) { /* the device's parameters and optimizer state back into their Vecs, also after an error */
+    PetscCall(NNDeviceSetResident(net, PETSC_FALSE));
+    PetscCall(NNOptDeviceSyncHost(c.tr->opt));
+  }
   PetscCall(NNParallelTrainEnd(net));
   PetscCall(NNSetTraining(net, PETSC_FALSE));
   if (cap != c.B) PetscCall(NNSetBatchSize(net, c.B));

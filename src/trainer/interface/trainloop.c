@@ -11,10 +11,41 @@
      NNTrainStepFinish()    the epoch sums, the optimizer step, the counters, the step monitor and
                             the tournament
      NNTrainCheckpointStep(), NNTrainEpochEnd()  the checkpoint policy (steps, seconds, epochs)
+     NNTrainDeviceResident(), NNTrainDeviceSync()  on a device (-nn_device cuda), with one rank and an optimizer
+                            that has a device step, the parameters, their gradient and the optimizer state stay on
+                            the device; they are copied into their Vecs before checkpoints and at the end of every
+                            epoch (monitors, tests and NNTrain()'s caller see the Vecs current)
 
    Everything here is collective on the network's communicator in the same order on every rank.
 */
 #include <petnn/private/trainerimpl.h>
+
+/* whether this run keeps the parameters, gradient and optimizer steps on the device: a network on a device, on one
+   rank (no reducer, no tournament: they exchange host Vecs), an optimizer type with a device step, no spectral
+   normalization (it rescales the parameter Vec every step) */
+static PetscErrorCode NNTrainDeviceResident(NN net, NNTrainLoop *c)
+{
+  PetscMPIInt size;
+  PetscBool   sn;
+
+  PetscFunctionBegin;
+  c->devstep = PETSC_FALSE;
+  if (net->dev.type == NN_DEVICE_CPU || !NNOptHasDeviceStep(c->tr->opt)) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)net), &size));
+  PetscCall(NNHasSpectralNorm(net, &sn));
+  c->devstep = (PetscBool)(size == 1 && !sn);
+  PetscFunctionReturn(0);
+}
+
+/* the device's parameters and optimizer state copied into their Vecs (when newer); a no-op off the device */
+static PetscErrorCode NNTrainDeviceSync(NN net, NNTrainLoop *c)
+{
+  PetscFunctionBegin;
+  if (!c->devstep) PetscFunctionReturn(0);
+  PetscCall(NNDeviceSyncHost(net));
+  PetscCall(NNOptDeviceSyncHost(c->tr->opt));
+  PetscFunctionReturn(0);
+}
 
 /* the restart cursor at the start of an epoch: perm is the epoch's permutation of the N training samples */
 static void NNTrainEpochBegin(NN net, NNTrainLoop *c)
@@ -47,12 +78,14 @@ static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNT
   PetscCall(NNDataGetBatchOn(c->train, p->tcomm, m, c->idx, c->x, c->t));
   st->bad = m ? c->train->badsample : -1;
   if (c->tr->gradcheck && c->cur->epoch == 0 && b == 0) { /* a local check of this group's shard, on parameters of its own, before the step's all-reduce is in place */
+    PetscCall(NNDeviceSetResident(net, PETSC_FALSE)); /* it reads the gradient Vec */
     PetscCall(NNParallelDetachParameters(net));
     if (m && st->bad < 0) {
       PetscReal ep, ex;
       PetscCall(NNGradientCheck(net, m, c->x, c->t, c->tr->gradcheck_tol, &ep, &ex));
     }
     PetscCall(NNParallelAttachParameters(net));
+    PetscCall(NNDeviceSetResident(net, c->devstep));
   }
   PetscCall(NNParallelStepBegin(net, st->n));
   if (m && st->bad < 0) {
@@ -124,7 +157,8 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
   PetscFunctionBegin;
   c->cur->epoch_loss += c->v[2 * p->trainer];
   c->cur->epoch_correct += (PetscInt)c->v[2 * p->trainer + 1];
-  PetscCall(NNParallelOptStep(net, c->tr->opt));
+  if (c->devstep) PetscCall(NNOptStepDevice(c->tr->opt, net));
+  else PetscCall(NNParallelOptStep(net, c->tr->opt));
   PetscCall(NNApplySpectralNorm(net)); /* -<layer>_spectral_norm: a no-op without it */
   c->cur->step++;
   c->cur->batch = b + 1;
@@ -141,6 +175,7 @@ static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTr
 static PetscErrorCode NNTrainCheckpointWrite(NN net, NNTrainLoop *c)
 {
   PetscFunctionBegin;
+  PetscCall(NNTrainDeviceSync(net, c));
   PetscCall(NNParallelGatherOptState(net));
   PetscCall(NNCheckpointSave(net, c->tr->checkpoint));
   PetscCall(PetscTime(&c->tck));
@@ -177,6 +212,8 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
 {
   PetscFunctionBegin;
   PetscCall(PetscTime(&c->tck));
+  PetscCall(NNTrainDeviceResident(net, c));
+  PetscCall(NNDeviceSetResident(net, c->devstep)); /* NNTrain() turns it off, also after an error */
   while (c->cur->epoch < c->tr->epochs) {
     PetscLogDouble t0, t1;
     PetscBool      pending = PETSC_FALSE;
@@ -197,6 +234,7 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
       PetscCall(NNTrainCheckpointStep(net, c, b, &pending));
     }
     PetscCall(PetscTime(&t1));
+    PetscCall(NNTrainDeviceSync(net, c));
     PetscCall(NNTrainEpochEnd(net, c, pending));
     if (c->tr->monitor || NNTrainerHasEpochMonitors(c->tr)) PetscCall(NNTrainMonitorEpoch(net, c, epoch, t1 - t0));
   }

@@ -4,12 +4,7 @@
      m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
      theta -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
 */
-#include <petnn/private/nnimpl.h>
-
-typedef struct {
-  PetscReal beta1, beta2, eps;
-  PetscBool decoupled; /* AdamW */
-} NNOpt_Adam;
+#include "adam.h"
 
 static PetscErrorCode NNOptSetUp_Adam(NNOpt o, Vec theta)
 {
@@ -124,6 +119,9 @@ static PetscErrorCode NNOptCreate_AdamCommon(NNOpt o, PetscBool decoupled)
   o->weight_decay        = decoupled ? 1e-2 : 0;
   o->ops->setup          = NNOptSetUp_Adam;
   o->ops->step           = NNOptStep_Adam;
+#if defined(PETNN_HAVE_CUDA)
+  o->ops->stepdevice = NNOptStepDevice_Adam;
+#endif
   o->ops->setfromoptions = NNOptSetFromOptions_Adam;
   o->ops->view           = NNOptView_Adam;
   o->ops->destroy        = NNOptDestroy_Adam;

@@ -2,12 +2,7 @@
    SGD with momentum, Nesterov momentum and (L2) weight decay, as torch.optim.SGD with dampening 0:
      g = grad + wd*theta;  b = mu*b + g;  g = nesterov ? g + mu*b : b;  theta -= lr*g
 */
-#include <petnn/private/nnimpl.h>
-
-typedef struct {
-  PetscReal momentum;
-  PetscBool nesterov;
-} NNOpt_SGD;
+#include "sgd.h"
 
 static PetscErrorCode NNOptSetUp_SGD(NNOpt o, Vec theta)
 {
@@ -111,6 +106,9 @@ PETSC_INTERN PetscErrorCode NNOptCreate_SGD(NNOpt o)
   o->data                = s;
   o->ops->setup          = NNOptSetUp_SGD;
   o->ops->step           = NNOptStep_SGD;
+#if defined(PETNN_HAVE_CUDA)
+  o->ops->stepdevice = NNOptStepDevice_SGD;
+#endif
   o->ops->setfromoptions = NNOptSetFromOptions_SGD;
   o->ops->view           = NNOptView_SGD;
   o->ops->destroy        = NNOptDestroy_SGD;

@@ -1,0 +1,277 @@
+static char help[] = "NNTrain() on the CUDA device against the CPU: parameters, gradient and optimizer steps resident on the device.\n\n"
+                     "A network trains for a few epochs on the CPU and on the device from the same initial parameters and\n"
+                     "data, for each optimizer type with a device step, in double and single precision. The final\n"
+                     "parameters and optimizer state must agree (relative 2-norm differences), the optimizer must have\n"
+                     "stepped on the device, and a checkpoint written during device training must hold the device's\n"
+                     "newest parameters and state. A parameter Vec changed on the host while the device holds newer\n"
+                     "parameters is an error. Without a GPU (or CUDA) the program exits with code 77 (skipped).\n\n"
+                     "  -tol_double <1e-12>  device vs cpu in double\n"
+                     "  -tol_single <1e-5>   device vs cpu in single precision\n"
+                     "  -print_errors        print the measured differences (not stable output)\n\n";
+
+#include <petnn/private/nnimpl.h> /* the optimizer's device state, to check that it stepped there */
+
+#define NSAMPLES  40
+#define NFEATURES 12
+#define NCLASSES  3
+
+typedef struct {
+  const char *label;
+  const char *opt;  /* -opt_type and its options */
+  NNPrecision prec;
+  PetscBool   ode;  /* an ODE block (rk4, dense - tanh - dense) in place of the dropout */
+} Case;
+
+static const Case cases[] = {
+  {"adam",                     "-opt_type adam -opt_learning_rate 0.01",                                          NN_PRECISION_DOUBLE, PETSC_FALSE},
+  {"adam",                     "-opt_type adam -opt_learning_rate 0.01",                                          NN_PRECISION_SINGLE, PETSC_FALSE},
+  {"adamw, cosine schedule",   "-opt_type adamw -opt_learning_rate 0.01 -opt_schedule cosine",                    NN_PRECISION_DOUBLE, PETSC_FALSE},
+  {"adamw, cosine schedule",   "-opt_type adamw -opt_learning_rate 0.01 -opt_schedule cosine",                    NN_PRECISION_SINGLE, PETSC_FALSE},
+  {"sgd, nesterov, weight decay", "-opt_type sgd -opt_learning_rate 0.05 -opt_momentum 0.9 -opt_nesterov -opt_weight_decay 1e-3", NN_PRECISION_DOUBLE, PETSC_FALSE},
+  {"sgd",                      "-opt_type sgd -opt_learning_rate 0.05",                                           NN_PRECISION_SINGLE, PETSC_FALSE},
+  {"adam, ODE block (rk4)",    "-opt_type adam -opt_learning_rate 0.01",                                          NN_PRECISION_DOUBLE, PETSC_TRUE},
+  {"adam, ODE block (rk4)",    "-opt_type adam -opt_learning_rate 0.01",                                          NN_PRECISION_SINGLE, PETSC_TRUE},
+};
+
+/* a synthetic classification set written as MatView (dense, rows = samples) + VecView (labels) */
+static PetscErrorCode WriteData(const char file[])
+{
+  Mat         X;
+  Vec         y;
+  PetscViewer v;
+  PetscRandom r;
+
+  PetscFunctionBegin;
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
+  PetscCall(PetscRandomSetSeed(r, 11));
+  PetscCall(PetscRandomSeed(r));
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, NSAMPLES, NFEATURES, NULL, &X));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, NSAMPLES, &y));
+  for (PetscInt i = 0; i < NSAMPLES; i++) {
+    PetscInt cls = i % NCLASSES;
+    for (PetscInt j = 0; j < NFEATURES; j++) {
+      PetscReal u;
+      PetscCall(PetscRandomGetValueReal(r, &u));
+      PetscCall(MatSetValue(X, i, j, u + (j == cls ? 1.0 : 0.0), INSERT_VALUES));
+    }
+    PetscCall(VecSetValue(y, i, (PetscScalar)cls, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecAssemblyBegin(y));
+  PetscCall(VecAssemblyEnd(y));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, file, FILE_MODE_WRITE, &v));
+  PetscCall(MatView(X, v));
+  PetscCall(VecView(y, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(MatDestroy(&X));
+  PetscCall(VecDestroy(&y));
+  PetscCall(PetscRandomDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+/* every option of opts with the prefix */
+static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
+{
+  char   buf[2048], *p = buf;
+  size_t len;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrlen(prefix, &len));
+  for (const char *s = opts; *s; s++) {
+    PetscCheck(p + len + 2 < buf + sizeof(buf), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
+    *p++ = *s;
+    if (*s == '-' && (s == opts || s[-1] == ' ') && s[1] >= 'a' && s[1] <= 'z') {
+      PetscCall(PetscStrcpy(p, prefix));
+      p += len;
+    }
+  }
+  *p = 0;
+  PetscCall(PetscOptionsInsertString(NULL, buf));
+  PetscFunctionReturn(0);
+}
+
+/* dense 16 - tanh - dropout (or an ODE block) - dense 3, cross entropy, batch 8, seed 3, the case's optimizer, under the case's prefix;
+   ckpt: checkpoint file */
+static PetscErrorCode CreateNet(PetscInt k, NNDevice dev, const char ckpt[], NN *net)
+{
+  char        prefix[16], opts[1024];
+  const Case *c = &cases[k];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "dt%d_", (int)k));
+  PetscCall(PetscSNPrintf(opts, sizeof(opts), "-nn_layers fc1,a,%s,fc2 -fc1_type dense -fc1_units 16 -a_type tanh %s -fc2_type dense -fc2_units %d -nn_loss cross_entropy -nn_batch_size 8 -nn_epochs 3 -nn_seed 3 -nn_input_shape %d %s", c->ode ? "blk" : "drop",
+                          c->ode ? "-blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 2 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 8 -ta_type tanh -fb_type dense -fb_units 16" : "-drop_type dropout -drop_rate 0.2", NCLASSES, NFEATURES, c->opt));
+  PetscCall(InsertPrefixed(prefix, opts));
+  PetscCall(NNCreate(PETSC_COMM_WORLD, net));
+  PetscCall(NNSetOptionsPrefix(*net, prefix));
+  PetscCall(NNSetFromOptions(*net));
+  PetscCall(NNSetPrecision(*net, c->prec));
+  PetscCall(NNSetDevice(*net, dev));
+  if (ckpt) {
+    NNTrainer tr;
+    PetscCall(NNGetTrainer(*net, &tr));
+    PetscCall(NNTrainerSetCheckpoint(tr, ckpt));
+  }
+  PetscCall(NNSetUp(*net));
+  PetscFunctionReturn(0);
+}
+
+/* ||a - b|| / ||a|| */
+static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
+{
+  Vec       w;
+  PetscReal na, nd;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(a, &w));
+  PetscCall(VecWAXPY(w, -1.0, b, a));
+  PetscCall(VecNorm(w, NORM_2, &nd));
+  PetscCall(VecNorm(a, NORM_2, &na));
+  *d = nd / PetscMax(na, 1e-300);
+  PetscCall(VecDestroy(&w));
+  PetscFunctionReturn(0);
+}
+
+/* the largest difference of the parameters and of every optimizer state Vec between a and b */
+static PetscErrorCode CompareNets(NN a, NN b, PetscReal *dp, PetscReal *ds)
+{
+  Vec      va, vb;
+  NNOpt    oa, ob;
+  PetscInt ns;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetParameters(a, &va));
+  PetscCall(NNGetParameters(b, &vb));
+  PetscCall(RelDiff(va, vb, dp));
+  PetscCall(NNGetOpt(a, &oa));
+  PetscCall(NNGetOpt(b, &ob));
+  PetscCall(NNOptGetNumStates(oa, &ns));
+  *ds = 0;
+  for (PetscInt i = 0; i < ns; i++) {
+    const char *name;
+    PetscReal   d;
+    PetscCall(NNOptGetState(oa, i, &name, &va));
+    PetscCall(NNOptGetState(ob, i, &name, &vb));
+    PetscCall(RelDiff(va, vb, &d));
+    *ds = PetscMax(*ds, d);
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunCase(PetscInt k, const char datafile[], const PetscReal tol[], PetscBool print)
+{
+  NN        net[2], loaded;
+  NNData    data;
+  NNOpt     opt;
+  PetscReal dp, ds, lp, ls;
+  const char *ckpt = "device_train_ckpt.h5";
+  const Case *c    = &cases[k];
+
+  PetscFunctionBegin;
+  PetscCall(NNDataCreate(PETSC_COMM_WORLD, &data));
+  PetscCall(NNDataSetType(data, NNDATABINARY));
+  PetscCall(NNDataSetFileName(data, datafile));
+  for (int d = 0; d < 2; d++) {
+    PetscCall(CreateNet(k, d ? NN_DEVICE_CUDA : NN_DEVICE_CPU, d ? ckpt : NULL, &net[d]));
+    PetscCall(NNTrain(net[d], data, NULL));
+  }
+  PetscCall(NNGetOpt(net[1], &opt));
+  PetscCheck(opt->dev.steps > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the optimizer did not step on the device", c->label);
+  PetscCall(CompareNets(net[0], net[1], &dp, &ds));
+  /* the checkpoint of the last epoch, loaded on the CPU, holds the device's final parameters and state */
+  PetscCall(CreateNet(k, NN_DEVICE_CPU, NULL, &loaded));
+  PetscCall(NNCheckpointLoad(loaded, ckpt));
+  PetscCall(CompareNets(net[1], loaded, &lp, &ls));
+  if (print) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: cuda vs cpu: parameters %.2e, optimizer state %.2e; checkpoint vs device: %.2e, %.2e\n", c->label, NNPrecisions[c->prec], (double)dp, (double)ds, (double)lp, (double)ls));
+  PetscCheck(dp <= tol[c->prec] && ds <= tol[c->prec], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: cuda vs cpu differ: parameters %g, optimizer state %g > %g", c->label, NNPrecisions[c->prec], (double)dp, (double)ds, (double)tol[c->prec]);
+  PetscCheck(lp == 0 && ls == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: the checkpoint differs from the device's final state: parameters %g, optimizer state %g", c->label, NNPrecisions[c->prec], (double)lp, (double)ls);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s: 3 epochs, optimizer on the device: cuda vs cpu <= %g, checkpoint = device: PASSED\n", c->label, NNPrecisions[c->prec], (double)tol[c->prec]));
+  for (int d = 0; d < 2; d++) PetscCall(NNDestroy(&net[d]));
+  PetscCall(NNDestroy(&loaded));
+  PetscCall(NNDataDestroy(&data));
+  PetscFunctionReturn(0);
+}
+
+/* a parameter Vec written on the host while the device holds newer parameters is refused, naming the way out */
+static PetscErrorCode CheckStaleHostError(const char datafile[])
+{
+  NN             net;
+  NNData         data;
+  NNOpt          opt;
+  Vec            x, t, theta;
+  PetscReal      L;
+  PetscInt       idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  PetscErrorCode ierr;
+  const char    *etext;
+  char          *msg = NULL, *found;
+
+  PetscFunctionBegin;
+  PetscCall(NNDataCreate(PETSC_COMM_WORLD, &data));
+  PetscCall(NNDataSetType(data, NNDATABINARY));
+  PetscCall(NNDataSetFileName(data, datafile));
+  PetscCall(NNDataSetUp(data));
+  PetscCall(CreateNet(0, NN_DEVICE_CUDA, NULL, &net));
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(NNDataGetBatch(data, 8, idx, x, t));
+  PetscCall(NNGetOpt(net, &opt));
+  PetscCall(NNDeviceSetResident(net, PETSC_TRUE));
+  PetscCall(NNLossGradient(net, 8, x, t, &L, NULL));
+  PetscCall(NNOptStepDevice(opt, net));
+  PetscCall(NNGetParameters(net, &theta));
+  PetscCall(VecScale(theta, 0.5));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = NNLossGradient(net, 8, x, t, &L, NULL);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(ierr == PETSC_ERR_ORDER, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a stale parameter Vec was not refused (error %d)", (int)ierr);
+  PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+  PetscCall(PetscStrstr(msg, "changed on the host while optimizer steps on the device made newer parameters", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the error does not say what happened: %s", msg);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a parameter Vec changed on the host while the device holds newer parameters: refused: PASSED\n"));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscCall(NNDataDestroy(&data));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscReal   tol[2] = {1e-12, 1e-5};
+  PetscBool   avail, print = PETSC_FALSE;
+  char        why[512];
+  const char *datafile = "device_train_data.bin";
+  PetscMPIInt rank;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &tol[NN_PRECISION_DOUBLE], NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &tol[NN_PRECISION_SINGLE], NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &print, NULL));
+  PetscCall(NNDeviceIsAvailable(NN_DEVICE_CUDA, &avail, sizeof(why), why));
+  if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "device_train: SKIPPED: %s\n", why));
+    PetscCall(PetscFinalize());
+    return 77;
+  }
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  if (rank == 0) PetscCall(WriteData(datafile));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(k, datafile, tol, print));
+  PetscCall(CheckStaleHostError(datafile));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   test:
+      requires: cuda
+      suffix: 1
+      output_file: output/device_train.out
+
+   test:
+      requires: cuda_emulation
+      suffix: emulation
+      output_file: output/device_train.out
+
+TEST*/

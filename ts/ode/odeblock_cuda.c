@@ -1,0 +1,207 @@
+/*
+   The neural-ODE block on a device (-nn_device cuda): the explicit schemes of odeblock_single.c (an explicit RK tableau
+   of the block's TS, or the discrete scheme's forward Euler) with the same stage recursion and exact discrete adjoint,
+   on device arrays in the precision of the passes (double or float), through the children's device passes. NNView()
+   and the configurations that qualify are those of the float passes (NNODESingleSelect()); the others (implicit
+   integrators, MGRIT, checkpointing, observations, time input) have no device passes, and NNSetUp() names the block.
+
+   Arithmetic matches the CPU: in single precision the stage weights h a_ij and h b_i are rounded to float as the float
+   passes round them; in double the sums are those of the discrete adjoint (TSAdjoint's, up to the order of additions).
+*/
+#include <petnn/private/odeimpl.h>
+#include <petnn/private/cudaimpl.h>
+
+/* the device arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
+static PetscErrorCode NNODEDeviceArrays(NNLayer l, PetscInt slots)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  NNODESingle *sp = &o->single;
+  NNODEDevice *d  = &o->device;
+  PetscInt     maxc = 0;
+  size_t       es   = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+
+  PetscFunctionBegin;
+  PetscCall(NNODESingleLayout(l));
+  if (d->es != es) PetscCall(NNODEDeviceReset(l)); /* the precision changed */
+  d->es = es;
+  for (PetscInt c = 0; c < l->nchildren; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  if (d->nu < o->kend + 1) {
+    PetscCall(NNDeviceFree(&d->u));
+    PetscCall(NNCUDAMalloc((size_t)(o->kend + 1) * sp->m * es, &d->u));
+    d->nu = o->kend + 1;
+  }
+  if (d->nstages < slots * sp->s) {
+    PetscCall(NNDeviceFree(&d->stages));
+    PetscCall(NNCUDAMalloc((size_t)slots * sp->s * sp->slot * es, &d->stages));
+    d->nstages = slots * sp->s;
+  }
+  if (!d->work) PetscCall(NNCUDAMalloc(((size_t)(sp->s + 2) * sp->m + 2 * maxc) * es, &d->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients */
+  PetscFunctionReturn(0);
+}
+
+/* entry offsets into the device arrays */
+static inline void *NNODEDevAt(void *base, size_t es, size_t off)
+{
+  return (char *)base + off * es;
+}
+
+static inline void *NNODEDevY(NNLayer_ODE *o, PetscInt q, PetscInt i)
+{
+  return NNODEDevAt(o->device.stages, o->device.es, (size_t)(q * o->single.s + i) * o->single.slot);
+}
+
+static inline void *NNODEDevOut(NNLayer_ODE *o, PetscInt q, PetscInt i, PetscInt c)
+{
+  size_t off = (size_t)(q * o->single.s + i) * o->single.slot + o->single.m;
+  for (PetscInt e = 0; e < c; e++) off += o->single.clen[e];
+  return NNODEDevAt(o->device.stages, o->device.es, off);
+}
+
+/* the stage weight h w as the passes of this precision round it */
+static inline double NNODEDevWeight(NNLayer l, PetscReal h, PetscReal w)
+{
+  return l->dev.prec == NN_PRECISION_SINGLE ? (double)((float)h * (float)w) : h * w;
+}
+
+/* points the children at step k's device parameters and the device gradient (grad: else none) */
+static PetscErrorCode NNODEDevicePointChildren(NNLayer l, PetscInt k, PetscBool grad)
+{
+  NNLayer_ODE   *o   = (NNLayer_ODE *)l->data;
+  const PetscInt off = l->nparam + (o->params == NNODE_PARAMETERS_PER_STEP ? k : 0) * o->P;
+  const size_t   es  = o->device.es;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < l->nchildren; c++) {
+    NNLayer ch    = l->children[c];
+    ch->dev.prec   = l->dev.prec;
+    ch->dev.tf32   = l->dev.tf32;
+    ch->dev.theta  = (const char *)l->dev.theta + (size_t)(off + o->cpoff[c]) * es;
+    ch->dev.dtheta = grad ? (char *)l->dev.dtheta + (size_t)(off + o->cpoff[c]) * es : NULL;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* the samples child c's device passes get: a pointwise child on a spatial state runs on every batch slot */
+static PetscInt NNODEDeviceChildSamples(NNLayer l, PetscInt c, PetscInt n)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  NNLayer      ch = l->children[c];
+  return (o->dm && !ch->ops->forwardvec) ? ch->nbatch : n;
+}
+
+/* the stages of step k from u (= u_k) into slot q, and with unew != NULL the next state */
+static PetscErrorCode NNODEDeviceStep(NNLayer l, PetscInt n, PetscInt k, const void *u, PetscInt q, void *unew, cudaStream_t st)
+{
+  NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp = &o->single;
+  const PetscInt s = sp->s, nc = l->nchildren, m = sp->mpass;
+  const size_t   es = o->device.es;
+  const int      single = l->dev.prec == NN_PRECISION_SINGLE;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEDevicePointChildren(l, k, PETSC_FALSE));
+  for (PetscInt i = 0; i < s; i++) {
+    void *Y = NNODEDevY(o, q, i);
+    NNCallCUDA(cudaMemcpyAsync(Y, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+    for (PetscInt j = 0; j < i; j++)
+      if (sp->a[i * s + j] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[i * s + j]), NNODEDevOut(o, q, j, nc - 1), Y, st));
+    for (PetscInt c = 0; c < nc; c++) PetscCall((*l->children[c]->ops->forwarddevice)(l->children[c], NNODEDeviceChildSamples(l, c, n), c ? NNODEDevOut(o, q, i, c - 1) : Y, NNODEDevOut(o, q, i, c)));
+  }
+  if (unew) {
+    NNCallCUDA(cudaMemcpyAsync(unew, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+    for (PetscInt i = 0; i < s; i++)
+      if (sp->b[i] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->b[i]), NNODEDevOut(o, q, i, nc - 1), unew, st));
+  }
+  PetscCall(PetscLogFlops(2.0 * m * (s * (s - 1) / 2 + s)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerForwardDevice_ODE(NNLayer l, PetscInt n, const void *x, void *y)
+{
+  NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp   = &o->single;
+  NNODEDevice   *d    = &o->device;
+  PetscBool      keep = NNODESingleKeepsStages(l);
+  cudaStream_t   st;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(NNCUDAGetStream(&st));
+  o->n = n;
+  PetscCall(NNODEDeviceArrays(l, keep ? o->kend : 1));
+  sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot */
+  NNCallCUDA(cudaMemcpyAsync(d->u, x, (size_t)sp->mpass * d->es, cudaMemcpyDeviceToDevice, st));
+  PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
+  for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevAt(d->u, d->es, (size_t)k * sp->m), keep ? k : 0, NNODEDevAt(d->u, d->es, (size_t)(k + 1) * sp->m), st));
+  PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
+  NNCallCUDA(cudaMemcpyAsync(y, NNODEDevAt(d->u, d->es, (size_t)o->kend * sp->m), (size_t)sp->mpass * d->es, cudaMemcpyDeviceToDevice, st));
+  d->kept            = keep;
+  o->recorded        = l->training;
+  o->stats.nstored   = l->training ? o->kend + 1 : 0;
+  o->stats.actstored = keep ? o->kend * sp->s : 0;
+  PetscCall(PetscTime(&t1));
+  o->stats.tfwd += t1 - t0;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PETSC_UNUSED, const void *y PETSC_UNUSED, const void *dy, void *dx)
+{
+  NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp = &o->single;
+  NNODEDevice   *d  = &o->device;
+  const PetscInt s = sp->s, nc = l->nchildren, m = sp->mpass;
+  const size_t   es     = d->es;
+  const int      single = l->dev.prec == NN_PRECISION_SINGLE;
+  void          *dY = d->work, *dK = NNODEDevAt(d->work, es, (size_t)s * sp->m), *lam = NNODEDevAt(dK, es, sp->m), *g[2], *glast;
+  PetscInt       maxc = 0;
+  cudaStream_t   st;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
+  PetscCall(PetscTime(&t0));
+  PetscCall(NNCUDAGetStream(&st));
+  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  g[0] = NNODEDevAt(lam, es, sp->m);
+  g[1] = NNODEDevAt(g[0], es, maxc);
+  NNCallCUDA(cudaMemcpyAsync(lam, dy, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+  PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
+  for (PetscInt k = o->kend - 1; k >= 0; k--) {
+    const PetscInt q = d->kept ? k : 0;
+    if (!d->kept) {
+      PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
+      PetscCall(NNODEDeviceStep(l, n, k, NNODEDevAt(d->u, es, (size_t)k * sp->m), 0, NULL, st));
+      PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+    }
+    PetscCall(NNODEDevicePointChildren(l, k, PETSC_TRUE));
+    for (PetscInt i = s - 1; i >= 0; i--) {
+      PetscBool used = (PetscBool)(sp->b[i] != 0);
+      void     *dYi  = NNODEDevAt(dY, es, (size_t)i * sp->m);
+      for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
+      if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
+        NNCallCUDA(cudaMemsetAsync(dYi, 0, (size_t)m * es, st));
+        continue;
+      }
+      /* dK = h b_i lambda + sum_{j>i} h a_ji dY_j */
+      NNCallCUDA(cudaMemsetAsync(dK, 0, (size_t)m * es, st));
+      NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->b[i]), lam, dK, st));
+      for (PetscInt j = i + 1; j < s; j++)
+        if (sp->a[j * s + i] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[j * s + i]), NNODEDevAt(dY, es, (size_t)j * sp->m), dK, st));
+      glast = dK;
+      for (PetscInt c = nc - 1; c >= 0; c--) {
+        void *gin = c ? g[c % 2] : dYi;
+        PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNODEDeviceChildSamples(l, c, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
+        glast = gin;
+      }
+    }
+    for (PetscInt i = 0; i < s; i++) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, 1.0, NNODEDevAt(dY, es, (size_t)i * sp->m), lam, st));
+    PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
+  }
+  PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
+  if (dx) NNCallCUDA(cudaMemcpyAsync(dx, lam, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+  o->recorded = PETSC_FALSE;
+  PetscCall(PetscTime(&t1));
+  o->stats.tadj += t1 - t0;
+  PetscFunctionReturn(0);
+}
