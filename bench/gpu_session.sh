@@ -19,7 +19,7 @@
 #      Fashion-MNIST): PetNN on the GPU in double and single (best epoch after the first of 3) against PyTorch on the
 #      same GPU (each batch copied from host memory as PetNN does, and with the data resident on the GPU), PetNN on
 #      the CPU for reference, and -log_view of the single-precision GPU run (NNDevFwd_/NNDevBwd_<type>: device time);
-#   5. timings of the Fashion-MNIST CNN of examples/fashion_cnn.opts (conv 5x5x32 - relu - maxpool - conv 5x5x64 - relu -
+#   5. timings of the Fashion-MNIST CNN of examples/fashion_cnn.opts and the ODE-Net of fashion_odenet.opts (conv 5x5x32 - relu - maxpool - conv 5x5x64 - relu -
 #      maxpool - dense 1024 - relu - dropout - dense 10, Adam, batch 128) on the same synthetic data: PetNN on the GPU
 #      (cuDNN convolutions) in double, single and single with TF32 (-nn_cuda_tf32) against PyTorch on the same GPU in
 #      the same precision and TF32 setting (batches copied from host memory), CNN_EPOCHS epochs (default 2, the best
@@ -66,7 +66,7 @@ ldd "$B/lib/libpetnn.so" | grep -q libcudart || echo "gpu_session: this bundle's
 run() { "$B/bin/petnn-env" "$@"; }
 
 step "2. tests (CUDA vs CPU)"
-"$B/tests/run-tests.sh" '^tests/(device_1|cuda_layers_1|cuda_layers_2)$' || status=1
+"$B/tests/run-tests.sh" '^tests/(device_1|cuda_layers_1|cuda_layers_2|device_train_1)$' || status=1
 echo "-- measured differences (cuda_layers -print_errors):"
 (cd "$scratch" && timeout 300 "$B/bin/petnn-env" "$B/tests/bin/cuda_layers" -print_errors) || status=1
 
@@ -106,30 +106,36 @@ done
 echo "-- the device events of the single-precision run ($out/logview_cuda_single.txt):"
 grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$out/logview_cuda_single.txt" 2>/dev/null | cut -c1-100
 
-step "5. CNN epoch timings (60000 samples, batch 128; seconds per epoch, best after the first)"
+step "5. CNN and ODE-Net epoch timings (60000 samples, batch 128; seconds per epoch, best after the first)"
 cnn_epochs=${CNN_EPOCHS:-2}
 declare -A C
+for model in cnn odenet; do
 for mode in double single single_tf32; do
   prec=${mode%_tf32}
   extra=()
   targs=()
   [ "$mode" = single_tf32 ] && { extra=(-nn_cuda_tf32); targs=(--tf32); }
-  [ "$mode" = single ] && extra=(-log_view ":$out/logview_cnn_cuda_single.txt")
-  log=$out/petnn_cnn_cuda_$mode.txt
-  (cd "$scratch" && timeout 600 "$B/bin/petnn-env" nnrun -options_file "$B/examples/fashion_cnn.opts" "${data[@]}" -nn_epochs "$cnn_epochs" \
-     -nn_device cuda -nn_precision "$prec" "${extra[@]}") >"$log" 2>&1 || { echo "PetNN CNN cuda $mode failed:"; tail -20 "$log"; status=1; }
-  C[petnn_$mode]=$(best <"$log")
+  [ "$mode" = single ] && extra=(-log_view ":$out/logview_${model}_cuda_single.txt")
+  log=$out/petnn_${model}_cuda_$mode.txt
+  (cd "$scratch" && timeout 600 "$B/bin/petnn-env" nnrun -options_file "$B/examples/fashion_$model.opts" "${data[@]}" -nn_epochs "$cnn_epochs" \
+     -nn_monitor_steps 0 -nn_device cuda -nn_precision "$prec" "${extra[@]}") >"$log" 2>&1 || { echo "PetNN $model cuda $mode failed:"; tail -20 "$log"; status=1; }
+  C[petnn_${model}_$mode]=$(best <"$log")
   dt=float64; [ "$prec" = single ] && dt=float32
-  timeout 600 python3 "$root/bench/mlp_gpu_torch.py" --model cnn --data "$scratch/synth.h5" --dtype $dt --epochs "$cnn_epochs" "${targs[@]}" \
-    >"$out/torch_cnn_$mode.txt" 2>&1 || { echo "PyTorch CNN $dt ${targs[*]} failed:"; tail -5 "$out/torch_cnn_$mode.txt"; }
-  C[torch_$mode]=$(grep -o '"epoch_seconds": [0-9.e-]*' "$out/torch_cnn_$mode.txt" | awk '{print $2}')
+  timeout 600 python3 "$root/bench/mlp_gpu_torch.py" --model "$model" --data "$scratch/synth.h5" --dtype $dt --epochs "$cnn_epochs" "${targs[@]}" \
+    >"$out/torch_${model}_$mode.txt" 2>&1 || { echo "PyTorch $model $dt ${targs[*]} failed:"; tail -5 "$out/torch_${model}_$mode.txt"; }
+  C[torch_${model}_$mode]=$(grep -o '"epoch_seconds": [0-9.e-]*' "$out/torch_${model}_$mode.txt" | awk '{print $2}')
 done
-printf '\n%-12s %14s %14s %16s\n' precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
-for mode in double single single_tf32; do
-  printf '%-12s %14s %14s %16s\n' "$mode" "${C[petnn_$mode]:--}" "${C[torch_$mode]:--}" "$(ratio "${C[petnn_$mode]:-0}" "${C[torch_$mode]:-0}")"
 done
-echo "-- the device events of the single-precision CNN run ($out/logview_cnn_cuda_single.txt):"
-grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$out/logview_cnn_cuda_single.txt" 2>/dev/null | cut -c1-100
+printf '\n%-8s %-12s %14s %14s %16s\n' model precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
+for model in cnn odenet; do
+  for mode in double single single_tf32; do
+    printf '%-8s %-12s %14s %14s %16s\n' "$model" "$mode" "${C[petnn_${model}_$mode]:--}" "${C[torch_${model}_$mode]:--}" "$(ratio "${C[petnn_${model}_$mode]:-0}" "${C[torch_${model}_$mode]:-0}")"
+  done
+done
+for model in cnn odenet; do
+  echo "-- the device events of the single-precision $model run ($out/logview_${model}_cuda_single.txt):"
+  grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad|NNODE)" "$out/logview_${model}_cuda_single.txt" 2>/dev/null | cut -c1-100
+done
 
 step "done: tests $([ $status = 0 ] && echo passed || echo FAILED); log in $out/gpu_session.log"
 exit $status

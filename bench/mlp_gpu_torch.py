@@ -7,7 +7,7 @@ in [0, 1) and labels 0..9 from a fixed seed (the times of an epoch do not depend
   mlp_gpu_torch.py --write DATA.h5                 write the data for PetNN (-train_data_type hdf5: datasets x, y)
   mlp_gpu_torch.py --data DATA.h5 --dtype float64  train the MLP 784-256-128-10 (ReLU, Adam 1e-3, batch 128) on the
                    [--epochs 3] [--resident]       GPU and print seconds per epoch (best after the first) as JSON
-                   [--model cnn]                   or the CNN of examples/fashion_cnn.opts (bench/cnn_bench.py's model,
+                   [--model cnn|odenet]            or the CNN of examples/fashion_cnn.opts, the ODE-Net of fashion_odenet.opts (bench/cnn_bench.py's models,
                                                    in training mode: dropout on)
 
 Each batch is copied to the GPU from host memory, as PetNN uploads it (--resident: the whole set lives on the GPU,
@@ -30,7 +30,7 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--resident", action="store_true")
     p.add_argument("--tf32", action="store_true")
-    p.add_argument("--model", default="mlp", choices=["mlp", "cnn"])
+    p.add_argument("--model", default="mlp", choices=["mlp", "cnn", "odenet"])
     a = p.parse_args()
     import h5py
     if a.write:
@@ -50,10 +50,10 @@ def main():
         ytr = torch.tensor(np.asarray(f["y"]), dtype=torch.long)
     if a.resident:
         xtr, ytr = xtr.to(dev), ytr.to(dev)
-    if a.model == "cnn":
+    if a.model in ("cnn", "odenet"):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from cnn_bench import torch_model
-        model = torch_model(torch, "cnn").to(dev, dt)
+        model = torch_model(torch, a.model).to(dev, dt)
     else:
         model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
                                     torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev, dt)

@@ -3,11 +3,16 @@
    (nnprecision.c), the device is a property of the activations, not a fork of the network: on a GPU the network keeps
    device copies of act[] and dact[] and of the parameters, runs the layers' device passes (ops forwarddevice and
    backwarddevice), and meets the host Vecs only at the boundaries: the input batch is uploaded, the output is
-   downloaded for the loss (evaluated on the host in double, as in single precision) and its gradient uploaded, each
-   layer's parameter gradient is added into the double gradient Vec as soon as the layer is done (so the data-parallel
-   reducers sum it as before), and the input gradient is downloaded when asked for. The parameters, their gradient, the
-   optimizer state, checkpoints, NNPredict()'s arguments and TAO stay in the host Vecs; the device copy of the
-   parameters is made at the start of every forward pass.
+   downloaded for the loss (evaluated on the host in double, as in single precision) and its gradient uploaded, and
+   the input gradient is downloaded when asked for.
+
+   The parameters have two regimes. Outside NNTrain() (and in NNTrain() with data groups, tournaments or spectral
+   normalization) the parameter Vec is the master: it is uploaded at the start of every forward pass and the gradient
+   is added into the gradient Vec (layer by layer when a reducer waits for it, else at once). In NNTrain() on one rank
+   with an optimizer that has a device step (sgd, adam, adamw) the parameters are resident (NNDeviceSetResident()):
+   the device holds the master copy in double (and the float copy the passes read in single precision), the gradient
+   stays there, and the optimizer steps there on device copies of its state (src/opt/interface/optdevice.c); the Vecs
+   are brought up to date before checkpoints and at the end of every epoch.
 
    This file is built always; the CUDA parts are in nndevice_cuda.c (CMake's PETNN_WITH_CUDA). Without CUDA, or
    without a GPU, NNSetDevice(net, NN_DEVICE_CUDA) is an error that says why.
@@ -79,19 +84,24 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
    Notes:
    On a GPU the activations, their gradients and a copy of the parameters (made at the start of every forward pass)
    are PetNN's own device arrays in the precision of `NNSetPrecision()`: dense layers run through cuBLAS
-   (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN built with it), pooling, dropout, the spatial layout changes and
-   the pointwise activations through PetNN's kernels. The parameters, their gradient
-   (`NNGetGradient()`), the optimizer state, checkpoints, `NNPredict()`'s arguments and TAO stay in the host Vecs: the input
-   batch is uploaded, the output downloaded for the loss (evaluated on the host in double) and its gradient uploaded,
-   and each layer's parameter gradient is added into the gradient Vec as the backward pass finishes the layer, so
-   data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
+   (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN built with it), pooling, dropout, the spatial layout changes,
+   the pointwise activations and the explicit schemes of ODE blocks through PetNN's kernels. The input batch is
+   uploaded, the output downloaded for the loss (evaluated on the host in double) and its gradient uploaded.
+   `NNTrain()` on one rank with sgd, adam or adamw keeps the parameters, their gradient and the optimizer state on the
+   GPU and steps there, copying them into their Vecs (`NNGetParameters()`, the optimizer's state) before every checkpoint
+   and at the end of every epoch. Elsewhere (`NNLossGradient()` called directly, data groups, tournaments, spectral
+   normalization, TAO) the parameter Vec is uploaded for every forward pass and the gradient added into the gradient Vec
+   (`NNGetGradient()`), so data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node)
+   modulo (the GPUs it sees).
 
    Only sequential networks whose layers all have device passes run on a device (dense, flatten, relu, leaky_relu, tanh,
-   sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, max and average pooling for now, replicated, not
-   partitioned or sharded); `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
+   sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, max and average pooling, and ode blocks with an explicit
+   RK or the discrete scheme whose vector fields have these layers, for now; replicated, not partitioned or sharded);
+   `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
    only when their DMDA has one rank (no halo exchange on the device): `NNSetUp()` refuses others.
    `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
-   (`NNDeviceIsAvailable()`). The CUDA code of this version has been compiled but not yet run on a GPU.
+   (`NNDeviceIsAvailable()`). The CUDA code of this version has been compiled and run in PetNN's CUDA emulation on the
+   host (CMake's PETNN_CUDA_EMULATION; every kernel except cuDNN's), but not yet on a GPU.
 
    -log_view shows the device time of each layer type as NNDevFwd_<type> and NNDevBwd_<type> (the CUDA-event time of
    its kernels plus the host time to enqueue them), and NNDevUpload/NNDevDownload the transfers.
