@@ -18,6 +18,17 @@ static struct {
 static int           NNDeviceNumEvents = 0;
 static PetscLogEvent NN_DevUpload = 0, NN_DevDownload = 0;
 
+/* NNDevUpload, NNDevDownload: registered when the first network sets up its device arrays */
+static PetscErrorCode NNDeviceRegisterEvents(void)
+{
+  PetscFunctionBegin;
+  if (!NN_DevUpload) {
+    PetscCall(PetscLogEventRegister("NNDevUpload", NN_CLASSID, &NN_DevUpload));
+    PetscCall(PetscLogEventRegister("NNDevDownload", NN_CLASSID, &NN_DevDownload));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* NNDevFwd_<type>, NNDevBwd_<type>, registered on first use */
 static PetscErrorCode NNLayerGetDeviceEvents(const char type[], PetscLogEvent *fwd, PetscLogEvent *bwd)
 {
@@ -26,10 +37,6 @@ static PetscErrorCode NNLayerGetDeviceEvents(const char type[], PetscLogEvent *f
   int       k;
 
   PetscFunctionBegin;
-  if (!NN_DevUpload) {
-    PetscCall(PetscLogEventRegister("NNDevUpload", NN_CLASSID, &NN_DevUpload));
-    PetscCall(PetscLogEventRegister("NNDevDownload", NN_CLASSID, &NN_DevDownload));
-  }
   for (int i = 0; i < NNDeviceNumEvents; i++) {
     PetscCall(PetscStrcmp(type, NNDeviceEvents[i].name, &match));
     if (match) {
@@ -127,6 +134,7 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
   PetscFunctionBegin;
   PetscCall(NNDeviceReset_CUDA(net));
   PetscCall(NNCUDAInitialize(PetscObjectComm((PetscObject)net)));
+  PetscCall(NNDeviceRegisterEvents());
   PetscCall(PetscNew(&c));
   net->dev.cuda = c; /* from here on NNDeviceReset_CUDA() frees what was made, also after an error */
   c->prec       = net->prec.type;
