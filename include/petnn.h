@@ -381,7 +381,8 @@ PETSC_EXTERN PetscErrorCode NNGetOptimizerSharding(NN, PetscBool *, PetscBool *)
 typedef enum {
   NN_ALLREDUCE_AUTO,  /* shared when all data groups share a node, MPI otherwise */
   NN_ALLREDUCE_MPI,   /* bucketed MPI_Iallreduce during the backward pass */
-  NN_ALLREDUCE_SHARED /* the gradients in one MPI shared-memory window, summed after the backward pass */
+  NN_ALLREDUCE_SHARED, /* the gradients in one MPI shared-memory window, summed after the backward pass */
+  NN_ALLREDUCE_NCCL    /* NCCL all-reduce of the device gradient (-nn_device cuda, training resident on the GPUs) */
 } NNAllreduceType;
 PETSC_EXTERN const char *const NNAllreduceTypes[];
 PETSC_EXTERN PetscErrorCode    NNSetAllreduceType(NN, NNAllreduceType);

@@ -4,7 +4,9 @@ static char help[] = "NNTrain() on the CUDA device against the CPU: parameters, 
                      "parameters and optimizer state must agree (relative 2-norm differences), the optimizer must have\n"
                      "stepped on the device, and a checkpoint written during device training must hold the device's\n"
                      "newest parameters and state. A parameter Vec changed on the host while the device holds newer\n"
-                     "parameters is an error. Without a GPU (or CUDA) the program exits with code 77 (skipped).\n\n"
+                     "parameters is an error. On several ranks: data groups of one rank each summing the gradient with\n"
+                     "NCCL (-nn_allreduce nccl) against one CPU rank. Without a GPU (or CUDA) the program exits with\n"
+                     "code 77 (skipped).\n\n"
                      "  -tol_double <1e-12>  device vs cpu in double\n"
                      "  -tol_single <1e-5>   device vs cpu in single precision\n"
                      "  -print_errors        print the measured differences (not stable output)\n\n";
@@ -93,17 +95,18 @@ static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
 
 /* dense 16 - tanh - dropout (or an ODE block) - dense 3, cross entropy, batch 8, seed 3, the case's optimizer, under the case's prefix;
    ckpt: checkpoint file */
-static PetscErrorCode CreateNet(PetscInt k, NNDevice dev, const char ckpt[], NN *net)
+static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const char ckpt[], const char tag[], const char extra[], NN *net)
 {
   char        prefix[16], opts[1024];
   const Case *c = &cases[k];
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "dt%d_", (int)k));
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "dt%d%s_", (int)k, tag));
   PetscCall(PetscSNPrintf(opts, sizeof(opts), "-nn_layers fc1,a,%s,fc2 -fc1_type dense -fc1_units 16 -a_type tanh %s -fc2_type dense -fc2_units %d -nn_loss cross_entropy -nn_batch_size 8 -nn_epochs 3 -nn_seed 3 -nn_input_shape %d %s", c->ode ? "blk" : "drop",
                           c->ode ? "-blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 2 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 8 -ta_type tanh -fb_type dense -fb_units 16" : "-drop_type dropout -drop_rate 0.2", NCLASSES, NFEATURES, c->opt));
   PetscCall(InsertPrefixed(prefix, opts));
-  PetscCall(NNCreate(PETSC_COMM_WORLD, net));
+  if (extra) PetscCall(InsertPrefixed(prefix, extra));
+  PetscCall(NNCreate(comm, net));
   PetscCall(NNSetOptionsPrefix(*net, prefix));
   PetscCall(NNSetFromOptions(*net));
   PetscCall(NNSetPrecision(*net, c->prec));
@@ -173,14 +176,14 @@ static PetscErrorCode RunCase(PetscInt k, const char datafile[], const PetscReal
   PetscCall(NNDataSetType(data, NNDATABINARY));
   PetscCall(NNDataSetFileName(data, datafile));
   for (int d = 0; d < 2; d++) {
-    PetscCall(CreateNet(k, d ? NN_DEVICE_CUDA : NN_DEVICE_CPU, d ? ckpt : NULL, &net[d]));
+    PetscCall(CreateNet(k, PETSC_COMM_WORLD, d ? NN_DEVICE_CUDA : NN_DEVICE_CPU, d ? ckpt : NULL, "", NULL, &net[d]));
     PetscCall(NNTrain(net[d], data, NULL));
   }
   PetscCall(NNGetOpt(net[1], &opt));
   PetscCheck(opt->dev.steps > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the optimizer did not step on the device", c->label);
   PetscCall(CompareNets(net[0], net[1], &dp, &ds));
   /* the checkpoint of the last epoch, loaded on the CPU, holds the device's final parameters and state */
-  PetscCall(CreateNet(k, NN_DEVICE_CPU, NULL, &loaded));
+  PetscCall(CreateNet(k, PETSC_COMM_WORLD, NN_DEVICE_CPU, NULL, "", NULL, &loaded));
   PetscCall(NNCheckpointLoad(loaded, ckpt));
   PetscCall(CompareNets(net[1], loaded, &lp, &ls));
   if (print) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: cuda vs cpu: parameters %.2e, optimizer state %.2e; checkpoint vs device: %.2e, %.2e\n", c->label, NNPrecisions[c->prec], (double)dp, (double)ds, (double)lp, (double)ls));
@@ -190,6 +193,45 @@ static PetscErrorCode RunCase(PetscInt k, const char datafile[], const PetscReal
   for (int d = 0; d < 2; d++) PetscCall(NNDestroy(&net[d]));
   PetscCall(NNDestroy(&loaded));
   PetscCall(NNDataDestroy(&data));
+  PetscFunctionReturn(0);
+}
+
+/* data groups of one rank each summing on the GPUs (-nn_allreduce nccl) against one rank on the CPU: the same
+   trajectory up to the order of the sums; the optimizer must have stepped on the device on every rank */
+static PetscErrorCode RunDataParallelCase(PetscInt k, const char datafile[], const PetscReal tol[], PetscBool print)
+{
+  NN          net[2];
+  NNData      data[2];
+  NNOpt       opt;
+  PetscReal   dp, ds;
+  PetscMPIInt size;
+  char        extra[128];
+  const Case *c = &cases[k];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  /* batches of 19 of the 40 samples: the last one has 2, so with 3 groups one group has none and sums zeros */
+  PetscCall(PetscSNPrintf(extra, sizeof(extra), "-nn_batch_size 19 -nn_data_groups %d -nn_allreduce nccl -nn_bucket_size 0", (int)size));
+  for (int d = 0; d < 2; d++) {
+    MPI_Comm comm = d ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
+    PetscCall(NNDataCreate(comm, &data[d]));
+    PetscCall(NNDataSetType(data[d], NNDATABINARY));
+    PetscCall(NNDataSetFileName(data[d], datafile));
+    PetscCall(CreateNet(k, comm, d ? NN_DEVICE_CUDA : NN_DEVICE_CPU, NULL, d ? "dp" : "cpu", d ? extra : "-nn_batch_size 19", &net[d]));
+    PetscCall(NNTrain(net[d], data[d], NULL));
+  }
+  PetscCall(NNGetOpt(net[1], &opt));
+  PetscCheck(opt->dev.steps > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the optimizer did not step on the device", c->label);
+  PetscCall(CompareNets(net[0], net[1], &dp, &ds));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dp, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ds, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+  if (print) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s, %d data groups (nccl): cuda vs one cpu rank: parameters %.2e, optimizer state %.2e\n", c->label, NNPrecisions[c->prec], (int)size, (double)dp, (double)ds));
+  PetscCheck(dp <= tol[c->prec] && ds <= tol[c->prec], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s, data groups: cuda vs cpu differ: parameters %g, optimizer state %g > %g", c->label, NNPrecisions[c->prec], (double)dp, (double)ds, (double)tol[c->prec]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s: data groups summing with nccl, optimizer on the device: cuda vs one cpu rank <= %g: PASSED\n", c->label, NNPrecisions[c->prec], (double)tol[c->prec]));
+  for (int d = 0; d < 2; d++) {
+    PetscCall(NNDestroy(&net[d]));
+    PetscCall(NNDataDestroy(&data[d]));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -211,7 +253,7 @@ static PetscErrorCode CheckStaleHostError(const char datafile[])
   PetscCall(NNDataSetType(data, NNDATABINARY));
   PetscCall(NNDataSetFileName(data, datafile));
   PetscCall(NNDataSetUp(data));
-  PetscCall(CreateNet(0, NN_DEVICE_CUDA, NULL, &net));
+  PetscCall(CreateNet(0, PETSC_COMM_WORLD, NN_DEVICE_CUDA, NULL, "", NULL, &net));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(NNDataGetBatch(data, 8, idx, x, t));
   PetscCall(NNGetOpt(net, &opt));
@@ -241,7 +283,7 @@ int main(int argc, char **argv)
   PetscBool   avail, print = PETSC_FALSE;
   char        why[512];
   const char *datafile = "device_train_data.bin";
-  PetscMPIInt rank;
+  PetscMPIInt rank, size;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &tol[NN_PRECISION_DOUBLE], NULL));
@@ -254,10 +296,14 @@ int main(int argc, char **argv)
     return 77;
   }
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   if (rank == 0) PetscCall(WriteData(datafile));
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(k, datafile, tol, print));
-  PetscCall(CheckStaleHostError(datafile));
+  if (size == 1) {
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(k, datafile, tol, print));
+    PetscCall(CheckStaleHostError(datafile));
+  } else
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunDataParallelCase(k, datafile, tol, print));
   PetscCall(PetscFinalize());
   return 0;
 }
@@ -273,5 +319,12 @@ int main(int argc, char **argv)
       requires: cuda_emulation
       suffix: emulation
       output_file: output/device_train.out
+
+   # data groups summing with NCCL (in the emulation: MPI on the host; on a GPU machine, one GPU per rank)
+   test:
+      requires: cuda_emulation
+      suffix: emulation_nccl
+      nsize: {{2 3}}
+      output_file: output/device_train_nccl.out
 
 TEST*/

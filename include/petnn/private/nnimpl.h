@@ -164,6 +164,9 @@ typedef struct {
   PetscErrorCode (*layerdone)(NN, PetscInt, PetscScalar *, void *);
   PetscErrorCode (*done)(NN, PetscScalar *, void *);
   void *ctx;
+  /* with the parameters resident on the device (NNDeviceSetResident()): layerdone with the device gradient array (in
+     the precision of the passes), which then stays there; NULL: the gradient comes to the host for layerdone */
+  PetscErrorCode (*layerdonedevice)(NN, PetscInt, void *, void *);
 } NNBackwardCallbacks;
 
 /* creates the network's trainer (src/trainer) and reads its options: the package registers it

@@ -11,11 +11,13 @@
 
 #define NNREDUCERMPI "mpi"
 #define NNREDUCERSHM "shm"
+#define NNREDUCERNCCL "nccl"
 
 typedef struct _NNReducerOps *NNReducerOps;
 struct _NNReducerOps {
   PetscErrorCode (*setup)(NNReducer);                              /* start of training, after the buckets */
   PetscErrorCode (*layerdone)(NNReducer, PetscInt, PetscScalar *); /* after top-level layer i's backward pass (the gradient array) */
+  PetscErrorCode (*layerdonedevice)(NNReducer, PetscInt, void *);  /* the same with the gradient on the device (training resident there) */
   PetscErrorCode (*backwarddone)(NNReducer, PetscScalar *);        /* end of the backward pass: the gradient summed */
   PetscErrorCode (*step)(NNReducer);                               /* the optimizer step of every group */
   PetscErrorCode (*gatheroptstate)(NNReducer);                     /* the whole optimizer state on every rank */
@@ -64,6 +66,9 @@ struct _p_NNReducer {
 
 PETSC_INTERN PetscErrorCode NNReducerCreate_MPI(NNReducer);
 PETSC_INTERN PetscErrorCode NNReducerCreate_Shm(NNReducer);
+#if defined(PETNN_HAVE_NCCL)
+PETSC_INTERN PetscErrorCode NNReducerCreate_NCCL(NNReducer);
+#endif
 PETSC_INTERN PetscErrorCode NNReducerShmUsable(NNReducer, PetscBool *); /* all data groups on one node, and the type allows it */
 /* the mpi type's pieces the shm type reuses */
 PETSC_INTERN PetscErrorCode NNReducerStep_MPI(NNReducer);

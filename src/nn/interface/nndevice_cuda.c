@@ -334,7 +334,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   const PetscScalar *a;
   PetscScalar       *y;
   cudaStream_t       s;
-  PetscBool          timing = NNDeviceTiming();
+  PetscBool          timing = NNDeviceTiming(), shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
 
   PetscFunctionBegin;
   PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
@@ -345,14 +345,20 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, 0, n), a, c->hx, c->act[0], s));
   PetscCall(VecRestoreArrayRead(x0, &a));
   for (PetscInt i = 0; i < L; i++) {
-    NNLayer       l = net->layers[i];
+    NNLayer       l     = net->layers[i];
+    PetscInt      draws = 0;
     PetscLogEvent fwd, bwd;
     PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+    /* a data group's shard of a larger batch: the random numbers (dropout masks, drawn on the host) of the samples
+       before and after it are skipped, as the CPU pass does, so the masks are those one rank would draw */
+    if (shard) PetscCall(NNLayerGetRandomDraws(l, &draws));
+    NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[0] * draws);
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
     PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
     PetscUseTypeMethod(l, forwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1]);
     PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
+    NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
   }
   PetscCall(VecGetArrayWrite(net->act[L], &y));
   PetscCall(NNDeviceDownload(c, NNDeviceLength(net, c, L, n), c->act[L], c->hy, y, PETSC_FALSE, s));
@@ -402,7 +408,8 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
     PetscUseTypeMethod(l, backwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
-    if (cb->layerdone) { /* data parallel: the layer's gradient into the Vec now, all-reduce the finished buckets */
+    if (net->dev.resident && cb->layerdonedevice) PetscCall((*cb->layerdonedevice)(net, i, c->dtheta, cb->ctx)); /* the nccl reducer: all-reduce on the device */
+    else if (cb->layerdone) { /* data parallel: the layer's gradient into the Vec now, all-reduce the finished buckets */
       if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
       PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx));
     }

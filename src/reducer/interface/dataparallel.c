@@ -38,6 +38,16 @@ static PetscErrorCode NNParallelLayerDone(NN net PETSC_UNUSED, PetscInt i, Petsc
   PetscFunctionReturn(0);
 }
 
+/* the same with the gradient on the device (the nccl type, training resident on the GPUs) */
+static PetscErrorCode NNParallelLayerDoneDevice(NN net PETSC_UNUSED, PetscInt i, void *dgrad, void *ctx)
+{
+  NNReducer r = (NNReducer)ctx;
+
+  PetscFunctionBegin;
+  PetscTryTypeMethod(r, layerdonedevice, i, dgrad);
+  PetscFunctionReturn(0);
+}
+
 /* end of the backward pass: the gradient summed over the data groups */
 static PetscErrorCode NNParallelBackwardDone(NN net, PetscScalar *g, void *ctx)
 {
@@ -180,10 +190,19 @@ PetscErrorCode NNParallelTrainBegin(NN net, NNOpt opt)
   r->opt       = opt;
   if (p->D == 1) PetscFunctionReturn(0); /* one group: nothing to reduce, every draw is the group's own */
 
-  PetscCall(NNReducerShmUsable(r, &shm));
-  PetscCall(NNReducerSetType(r, shm ? NNREDUCERSHM : NNREDUCERMPI));
+  shm = PETSC_FALSE;
+  if (r->artype == NN_ALLREDUCE_NCCL) { /* on the GPUs, not sharded (NNReducerSetUp_NCCL() refuses it if asked) */
+#if !defined(PETNN_HAVE_NCCL)
+    SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_allreduce nccl: this PetNN was built without NCCL (or without CUDA); valid here: auto, mpi, shared");
+#endif
+    PetscCall(NNReducerSetType(r, NNREDUCERNCCL));
+    r->sharded = r->shard_set ? r->shard : PETSC_FALSE;
+  } else {
+    PetscCall(NNReducerShmUsable(r, &shm));
+    PetscCall(NNReducerSetType(r, shm ? NNREDUCERSHM : NNREDUCERMPI));
+    r->sharded = r->shard_set ? r->shard : shm; /* sharding is free with shared memory */
+  }
   r->shmused = shm;
-  r->sharded = r->shard_set ? r->shard : shm; /* sharding is free with shared memory */
   PetscCall(NNReducerCountDraws(r));
   PetscCall(NNReducerMakeBuckets(r));
   PetscTryTypeMethod(r, setup);
@@ -264,13 +283,14 @@ PetscErrorCode NNParallelStepBegin(NN net, PetscInt n)
 {
   NNParallel          p = net->par;
   NNReducer           r = p->reducer;
-  NNBackwardCallbacks cb = {NNParallelBackwardBegin, NNParallelLayerDone, NNParallelBackwardDone, r};
+  NNBackwardCallbacks cb = {NNParallelBackwardBegin, NNParallelLayerDone, NNParallelBackwardDone, r, NULL};
 
   PetscFunctionBegin;
   if (p->D == 1) PetscFunctionReturn(0);
   r->n         = n;
   r->weight    = (PetscReal)(p->last - p->first) / (PetscReal)n; /* scales dL/dy before the backward pass */
   r->nlaunched = 0;
+  if (r->ops->layerdonedevice) cb.layerdonedevice = NNParallelLayerDoneDevice;
   PetscCall(NNSetBackwardCallbacks(net, &cb));
   PetscCall(NNSetRandomShard(net, p->first, n - p->last));
   PetscFunctionReturn(0);

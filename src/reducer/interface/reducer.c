@@ -10,7 +10,7 @@
 
 PetscClassId      NNREDUCER_CLASSID;
 PetscFunctionList NNReducerList = NULL;
-const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
+const char *const NNAllreduceTypes[] = {"auto", "mpi", "shared", "nccl", "NNAllreduceType", "NN_ALLREDUCE_", NULL};
 
 static PetscErrorCode NNReducerFinalizePackage(void)
 {
@@ -26,6 +26,9 @@ static PetscErrorCode NNReducerRegisterAll(void)
   if (NNReducerList) PetscFunctionReturn(0);
   PetscCall(PetscFunctionListAdd(&NNReducerList, NNREDUCERMPI, NNReducerCreate_MPI));
   PetscCall(PetscFunctionListAdd(&NNReducerList, NNREDUCERSHM, NNReducerCreate_Shm));
+#if defined(PETNN_HAVE_NCCL)
+  PetscCall(PetscFunctionListAdd(&NNReducerList, NNREDUCERNCCL, NNReducerCreate_NCCL));
+#endif
   PetscCall(PetscRegisterFinalize(NNReducerFinalizePackage));
   PetscFunctionReturn(0);
 }
@@ -90,7 +93,7 @@ PetscErrorCode NNReducerSetType(NNReducer r, const char type[])
   if (same) PetscFunctionReturn(0);
   PetscCall(NNReducerRegisterAll());
   PetscCall(PetscFunctionListFind(NNReducerList, type, &create));
-  PetscCheck(create, PetscObjectComm((PetscObject)r), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown reducer type %s: valid types are mpi and shm", type);
+  PetscCheck(create, PetscObjectComm((PetscObject)r), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown reducer type %s: valid types are mpi, shm and (with -nn_device cuda in a PetNN built with NCCL) nccl", type);
   PetscCall(NNReducerResetType(r));
   PetscCall(PetscObjectChangeTypeName((PetscObject)r, type));
   PetscCall((*create)(r));
@@ -106,7 +109,7 @@ static PetscErrorCode NNReducerSetFromOptions_Private(NNReducer r, PetscOptionIt
   PetscFunctionBegin;
   PetscCall(PetscOptionsReal("-nn_bucket_size", "Gradient all-reduce bucket size in MB (0: one bucket per layer)", "NNSetBucketSize", mb, &mb, &flg));
   if (flg) PetscCall(NNSetBucketSize(r->net, mb));
-  PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)r->artype, (PetscEnum *)&r->artype, NULL));
+  PetscCall(PetscOptionsEnum("-nn_allreduce", "Gradient all-reduce of the data groups: auto (shared when they share a node), mpi (bucketed MPI_Iallreduce), shared (MPI shared-memory window), nccl (NCCL on the GPUs, -nn_device cuda)", "NNSetAllreduceType", NNAllreduceTypes, (PetscEnum)r->artype, (PetscEnum *)&r->artype, NULL));
   PetscCall(PetscOptionsBool("-nn_shard_optimizer", "Data groups split the optimizer step (reduce-scatter, step on 1/D of the parameters, all-gather); default: with the shared-memory all-reduce", "NNSetOptimizerSharding", sh, &sh, &flg));
   if (flg) PetscCall(NNSetOptimizerSharding(r->net, sh));
   PetscCall(PetscOptionsBool("-nn_allreduce_single", "The mpi all-reduce sums the gradient buckets in float (half the bytes; rounds the gradient to float) instead of double; not with a sharded optimizer", "NNSetAllreduceType", r->fsum, &r->fsum, NULL));

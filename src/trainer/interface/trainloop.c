@@ -20,19 +20,30 @@
 */
 #include <petnn/private/trainerimpl.h>
 
-/* whether this run keeps the parameters, gradient and optimizer steps on the device: a network on a device, on one
-   rank (no reducer, no tournament: they exchange host Vecs), an optimizer type with a device step, no spectral
-   normalization (it rescales the parameter Vec every step) */
+/* whether this run keeps the parameters, gradient and optimizer steps on the device: a network on a device, an
+   optimizer type with a device step, no spectral normalization (it rescales the parameter Vec every step), and either
+   one rank or data groups of one rank each summing on the GPUs (the nccl reducer; the other reducers and tournaments
+   exchange host Vecs). The nccl reducer works only this way: otherwise an error names what is missing. */
 static PetscErrorCode NNTrainDeviceResident(NN net, NNTrainLoop *c)
 {
+  NNParallel  p = net->par;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)net);
   PetscMPIInt size;
-  PetscBool   sn;
+  PetscBool   sn, nccl = PETSC_FALSE;
 
   PetscFunctionBegin;
   c->devstep = PETSC_FALSE;
-  if (net->dev.type == NN_DEVICE_CPU || !NNOptHasDeviceStep(c->tr->opt)) PetscFunctionReturn(0);
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)net), &size));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(NNHasSpectralNorm(net, &sn));
+  if (p && p->reducer && p->D > 1) PetscCall(PetscObjectTypeCompare((PetscObject)p->reducer, NNREDUCERNCCL, &nccl));
+  if (nccl) {
+    PetscCheck(NNOptHasDeviceStep(c->tr->opt), comm, PETSC_ERR_ARG_INCOMP, "-nn_allreduce nccl steps the optimizer on the GPUs, and optimizer type %s has no device step: use sgd, adam or adamw, or -nn_allreduce mpi", ((PetscObject)c->tr->opt)->type_name);
+    PetscCheck(!sn, comm, PETSC_ERR_ARG_INCOMP, "-nn_allreduce nccl keeps the parameters on the GPUs, which spectral normalization (-<layer>_spectral_norm) cannot rescale there: use -nn_allreduce mpi");
+    PetscCheck(p->D == size && p->K == 1, comm, PETSC_ERR_ARG_INCOMP, "-nn_allreduce nccl needs one rank per data group and one trainer (%d ranks, %" PetscInt_FMT " data groups, %" PetscInt_FMT " trainers): set -nn_data_groups %d, or use -nn_allreduce mpi", (int)size, p->D, p->K, (int)size);
+    c->devstep = PETSC_TRUE;
+    PetscFunctionReturn(0);
+  }
+  if (net->dev.type == NN_DEVICE_CPU || !NNOptHasDeviceStep(c->tr->opt)) PetscFunctionReturn(0);
   c->devstep = (PetscBool)(size == 1 && !sn);
   PetscFunctionReturn(0);
 }
