@@ -347,10 +347,12 @@ PetscErrorCode NNGetAllreduceTimes(NN net, PetscLogDouble *exposed, PetscLogDoub
 -  type - `NN_ALLREDUCE_MPI`: bucketed MPI_Iallreduce launched during the backward pass;
           `NN_ALLREDUCE_SHARED`: the groups' gradients live in one MPI shared-memory window and every
           rank sums its slice of them after the backward pass (all data groups must share a node);
+          `NN_ALLREDUCE_NCCL`: NCCL all-reduces the gradient on the GPUs (`NNSetDevice()` `NN_DEVICE_CUDA`, a PetNN
+          built with NCCL), where the parameters and the optimizer step stay;
           `NN_ALLREDUCE_AUTO` (default): shared when the data communicator is on one node, MPI otherwise
 
    Options Database Key:
-.  -nn_allreduce <auto,mpi,shared> - the all-reduce
+.  -nn_allreduce <auto,mpi,shared,nccl> - the all-reduce
 
    Notes:
    On one node both move data with the cores that compute; the shared-memory reduction reads and
@@ -361,6 +363,11 @@ PetscErrorCode NNGetAllreduceTimes(NN net, PetscLogDouble *exposed, PetscLogDoub
    parameters and the summing and the optimizer step are done in chunks by whichever group is free,
    so a group that finishes its backward pass early works on the layers every group has finished
    instead of waiting. Either way the gradient is bitwise identical on all data groups.
+
+   With NCCL each data group is one rank with one GPU, and `NNTrain()` keeps the parameters, their gradient and the
+   optimizer state on every GPU: the gradient buckets are all-reduced in place on the device as the backward pass
+   finishes them, in the precision of the passes, and every rank takes the same optimizer step there (sgd, adam or
+   adamw; not sharded, no tournaments or spectral normalization: `NNTrain()` says which is in the way).
 
    Level: advanced
 
