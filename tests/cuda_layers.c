@@ -15,6 +15,7 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -without_cudnn       leave out the cases with conv2d (a build without cuDNN: the CUDA emulation)\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntest.h"
 
 #define NBATCH 6
 
@@ -63,26 +64,6 @@ static const Case cases[] = {
   {"cnn with dropout, batch 4 of 6", "-nn_layers sp,c1,r1,p1,c2,r2,p2,fl,fc1,r3,drop,fc2 -sp_type to_spatial -c1_type conv2d -c1_filters 8 -c1_kernel 5 -c1_padding 2 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 16 -c2_kernel 5 -c2_padding 2 -r2_type relu -p2_type maxpool2d -p2_kernel 2 -fl_type spatial_flatten -fc1_type dense -fc1_units 32 -r3_type relu -drop_type dropout -fc2_type dense -fc2_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
 };
 
-/* every option of opts gets the prefix, so each case's layers have their own names */
-static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
-{
-  char   buf[4096], *p = buf;
-  size_t len;
-
-  PetscFunctionBegin;
-  for (const char *s = opts; *s; s++) {
-    if (*s == '-' && (s == opts || s[-1] == ' ') && !(s[1] >= '0' && s[1] <= '9') && s[1] != '.') {
-      PetscCall(PetscSNPrintf(p, sizeof(buf) - (p - buf), "-%s", prefix));
-      PetscCall(PetscStrlen(buf, &len));
-      p = buf + len;
-    } else *p++ = *s;
-    PetscCheck(p < buf + sizeof(buf) - 64, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
-  }
-  *p = 0;
-  PetscCall(PetscOptionsInsertString(NULL, buf));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
 {
   PetscScalar u;
@@ -124,22 +105,6 @@ static PetscErrorCode ResultDestroy(Result *r)
   PetscCall(VecDestroy(&r->y));
   PetscCall(VecDestroy(&r->dx));
   PetscCall(VecDestroy(&r->g));
-  PetscFunctionReturn(0);
-}
-
-/* ||a - b|| / ||a|| */
-static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
-{
-  Vec       w;
-  PetscReal na, nd;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(a, &w));
-  PetscCall(VecWAXPY(w, -1.0, b, a));
-  PetscCall(VecNorm(w, NORM_2, &nd));
-  PetscCall(VecNorm(a, NORM_2, &na));
-  *d = nd / PetscMax(na, 1e-300);
-  PetscCall(VecDestroy(&w));
   PetscFunctionReturn(0);
 }
 
@@ -207,7 +172,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     if (found) PetscFunctionReturn(0);
   }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
-  PetscCall(InsertPrefixed(prefix, c->opts));
+  PetscCall(NNTestInsertPrefixed(prefix, c->opts));
   PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
@@ -222,10 +187,10 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     PetscCall(Run(net, ctx->dev, n, x, t, &rg));
     d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
     if (n == NBATCH) { /* a smaller batch leaves the other samples' outputs and input gradients unspecified */
-      PetscCall(RelDiff(rc.y, rg.y, &d[1]));
-      PetscCall(RelDiff(rc.dx, rg.dx, &d[2]));
+      PetscCall(NNTestRelDiff(rc.y, rg.y, &d[1]));
+      PetscCall(NNTestRelDiff(rc.dx, rg.dx, &d[2]));
     }
-    PetscCall(RelDiff(rc.g, rg.g, &d[3]));
+    PetscCall(NNTestRelDiff(rc.g, rg.g, &d[3]));
     if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: %s vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], NNDevices[ctx->dev], (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
     for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: %s vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], NNDevices[ctx->dev], what[i], (double)d[i], (double)ctx->tol[p]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s vs cpu, %s, <= %g PASSED\n", c->label, NNDevices[ctx->dev], NNPrecisions[p], (double)ctx->tol[p]));
@@ -249,7 +214,7 @@ static PetscErrorCode TrainSteps(Ctx *ctx, NNPrecision prec)
   const int   nsteps = 4;
 
   PetscFunctionBegin;
-  PetscCall(InsertPrefixed("mlp_", opts));
+  PetscCall(NNTestInsertPrefixed("mlp_", opts));
   for (int d = 0; d < 2; d++) {
     PetscCall(CreateNet(PETSC_COMM_WORLD, "mlp_", &net[d])); /* same options, same seed: the same initial parameters */
     PetscCall(NNSetPrecision(net[d], prec));
@@ -271,7 +236,7 @@ static PetscErrorCode TrainSteps(Ctx *ctx, NNPrecision prec)
     }
     dL = PetscMax(dL, PetscAbsReal(L[1] - L[0]) / PetscMax(PetscAbsReal(L[0]), 1e-300));
   }
-  PetscCall(RelDiff(theta[0], theta[1], &dp));
+  PetscCall(NNTestRelDiff(theta[0], theta[1], &dp));
   if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  MLP, %s, %d Adam steps: cuda vs cpu: losses %.2e, parameters %.2e\n", NNPrecisions[prec], nsteps, (double)dL, (double)dp));
   PetscCheck(dL <= ctx->tol[prec] && dp <= ctx->tol[prec], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MLP training, %s: cuda vs cpu differ: losses %g, parameters %g > %g", NNPrecisions[prec], (double)dL, (double)dp, (double)ctx->tol[prec]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MLP training, %d Adam steps: cuda vs cpu, %s, <= %g PASSED\n", nsteps, NNPrecisions[prec], (double)ctx->tol[prec]));
@@ -295,7 +260,7 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  PetscCall(InsertPrefixed("v_", "-nn_layers fc,a -fc_type dense -fc_units 3 -a_type relu -nn_input_shape 4 -nn_device cuda"));
+  PetscCall(NNTestInsertPrefixed("v_", "-nn_layers fc,a -fc_type dense -fc_units 3 -a_type relu -nn_input_shape 4 -nn_device cuda"));
   PetscCall(CreateNet(PETSC_COMM_WORLD, "v_", &net));
   { /* NNView() prints to ASCII viewers only: one on a temporary file, read back */
     FILE  *f = tmpfile();
@@ -315,7 +280,7 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNView() names the device: PASSED\n"));
   PetscCall(NNDestroy(&net));
 
-  PetscCall(InsertPrefixed("e_", "-nn_layers fc,bn -fc_type dense -fc_units 3 -bn_type batchnorm1d -nn_input_shape 4"));
+  PetscCall(NNTestInsertPrefixed("e_", "-nn_layers fc,bn -fc_type dense -fc_units 3 -bn_type batchnorm1d -nn_input_shape 4"));
   PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
   PetscCall(NNSetOptionsPrefix(net, "e_"));
   PetscCall(NNSetFromOptions(net));

@@ -12,6 +12,7 @@ static char help[] = "NNTrain() on the CUDA device against the CPU: parameters, 
                      "  -print_errors        print the measured differences (not stable output)\n\n";
 
 #include <petnn/private/nnimpl.h> /* the optimizer's device state, to check that it stepped there */
+#include "nntest.h"
 
 #define NSAMPLES  40
 #define NFEATURES 12
@@ -72,27 +73,6 @@ static PetscErrorCode WriteData(const char file[])
   PetscFunctionReturn(0);
 }
 
-/* every option of opts with the prefix */
-static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
-{
-  char   buf[2048], *p = buf;
-  size_t len;
-
-  PetscFunctionBegin;
-  PetscCall(PetscStrlen(prefix, &len));
-  for (const char *s = opts; *s; s++) {
-    PetscCheck(p + len + 2 < buf + sizeof(buf), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
-    *p++ = *s;
-    if (*s == '-' && (s == opts || s[-1] == ' ') && s[1] >= 'a' && s[1] <= 'z') {
-      PetscCall(PetscStrcpy(p, prefix));
-      p += len;
-    }
-  }
-  *p = 0;
-  PetscCall(PetscOptionsInsertString(NULL, buf));
-  PetscFunctionReturn(0);
-}
-
 /* dense 16 - tanh - dropout (or an ODE block) - dense 3, cross entropy, batch 8, seed 3, the case's optimizer, under the case's prefix;
    ckpt: checkpoint file */
 static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const char ckpt[], const char tag[], const char extra[], NN *net)
@@ -104,8 +84,8 @@ static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const c
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "dt%d%s_", (int)k, tag));
   PetscCall(PetscSNPrintf(opts, sizeof(opts), "-nn_layers fc1,a,%s,fc2 -fc1_type dense -fc1_units 16 -a_type tanh %s -fc2_type dense -fc2_units %d -nn_loss cross_entropy -nn_batch_size 8 -nn_epochs 3 -nn_seed 3 -nn_input_shape %d %s", c->ode ? "blk" : "drop",
                           c->ode ? "-blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 2 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 8 -ta_type tanh -fb_type dense -fb_units 16" : "-drop_type dropout -drop_rate 0.2", NCLASSES, NFEATURES, c->opt));
-  PetscCall(InsertPrefixed(prefix, opts));
-  if (extra) PetscCall(InsertPrefixed(prefix, extra));
+  PetscCall(NNTestInsertPrefixed(prefix, opts));
+  if (extra) PetscCall(NNTestInsertPrefixed(prefix, extra));
   PetscCall(NNCreate(comm, net));
   PetscCall(NNSetOptionsPrefix(*net, prefix));
   PetscCall(NNSetFromOptions(*net));
@@ -120,22 +100,6 @@ static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const c
   PetscFunctionReturn(0);
 }
 
-/* ||a - b|| / ||a|| */
-static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
-{
-  Vec       w;
-  PetscReal na, nd;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(a, &w));
-  PetscCall(VecWAXPY(w, -1.0, b, a));
-  PetscCall(VecNorm(w, NORM_2, &nd));
-  PetscCall(VecNorm(a, NORM_2, &na));
-  *d = nd / PetscMax(na, 1e-300);
-  PetscCall(VecDestroy(&w));
-  PetscFunctionReturn(0);
-}
-
 /* the largest difference of the parameters and of every optimizer state Vec between a and b */
 static PetscErrorCode CompareNets(NN a, NN b, PetscReal *dp, PetscReal *ds)
 {
@@ -146,17 +110,17 @@ static PetscErrorCode CompareNets(NN a, NN b, PetscReal *dp, PetscReal *ds)
   PetscFunctionBegin;
   PetscCall(NNGetParameters(a, &va));
   PetscCall(NNGetParameters(b, &vb));
-  PetscCall(RelDiff(va, vb, dp));
+  PetscCall(NNTestRelDiff(va, vb, dp));
   PetscCall(NNGetOpt(a, &oa));
   PetscCall(NNGetOpt(b, &ob));
   PetscCall(NNOptGetNumStates(oa, &ns));
   *ds = 0;
   for (PetscInt i = 0; i < ns; i++) {
     const char *name;
-    PetscReal   d;
+    PetscReal   d = 0;
     PetscCall(NNOptGetState(oa, i, &name, &va));
     PetscCall(NNOptGetState(ob, i, &name, &vb));
-    PetscCall(RelDiff(va, vb, &d));
+    PetscCall(NNTestRelDiff(va, vb, &d));
     *ds = PetscMax(*ds, d);
   }
   PetscFunctionReturn(0);

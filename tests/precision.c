@@ -12,6 +12,7 @@ static char help[] = "Single precision (-nn_precision single) against double, la
                      "  -print_errors    print the measured differences (not stable output)\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntest.h"
 
 #define NBATCH 5
 
@@ -33,26 +34,6 @@ typedef struct {
      rank's owned block, N ranks and one round differently by about 1e-6 (-<layer>_winograd 0: im2col, <= 2.4e-7) */
   PetscReal   fdtol, ranktol;
 } Case;
-
-/* every option of opts gets the prefix, so each case's layers have their own names */
-static PetscErrorCode InsertPrefixed(const char prefix[], const char opts[])
-{
-  char   buf[4096], *p = buf;
-  size_t len;
-
-  PetscFunctionBegin;
-  for (const char *s = opts; *s; s++) {
-    if (*s == '-' && (s == opts || s[-1] == ' ') && !(s[1] >= '0' && s[1] <= '9') && s[1] != '.') {
-      PetscCall(PetscSNPrintf(p, sizeof(buf) - (p - buf), "-%s", prefix));
-      PetscCall(PetscStrlen(buf, &len));
-      p = buf + len;
-    } else *p++ = *s;
-    PetscCheck(p < buf + sizeof(buf) - 64, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "options too long");
-  }
-  *p = 0;
-  PetscCall(PetscOptionsInsertString(NULL, buf));
-  PetscFunctionReturn(0);
-}
 
 static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
 {
@@ -100,22 +81,6 @@ static PetscErrorCode ResultDestroy(Result *r)
   PetscFunctionReturn(0);
 }
 
-/* ||a - b|| / ||a|| */
-static PetscErrorCode RelDiff(Vec a, Vec b, PetscReal *d)
-{
-  Vec       w;
-  PetscReal na, nd;
-
-  PetscFunctionBegin;
-  PetscCall(VecDuplicate(a, &w));
-  PetscCall(VecWAXPY(w, -1.0, b, a));
-  PetscCall(VecNorm(w, NORM_2, &nd));
-  PetscCall(VecNorm(a, NORM_2, &na));
-  *d = nd / PetscMax(na, 1e-300);
-  PetscCall(VecDestroy(&w));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
 {
   const PetscScalar *pa, *pb;
@@ -155,7 +120,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     if (!found) PetscFunctionReturn(0);
   }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
-  PetscCall(InsertPrefixed(prefix, c->opts));
+  PetscCall(NNTestInsertPrefixed(prefix, c->opts));
   PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
   PetscCall(NNSetOptionsPrefix(net, prefix));
   PetscCall(NNSetBatchSize(net, NBATCH));
@@ -197,9 +162,9 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(NNSetPrecision(net, NN_PRECISION_SINGLE));
   PetscCall(Run(net, x, t, &rng0, buf0, &rs));
   d[0] = PetscAbsReal(rs.L - rd.L) / PetscMax(PetscAbsReal(rd.L), 1e-300);
-  PetscCall(RelDiff(rd.y, rs.y, &d[1]));
-  PetscCall(RelDiff(rd.dx, rs.dx, &d[2]));
-  PetscCall(RelDiff(rd.g, rs.g, &d[3]));
+  PetscCall(NNTestRelDiff(rd.y, rs.y, &d[1]));
+  PetscCall(NNTestRelDiff(rd.dx, rs.dx, &d[2]));
+  PetscCall(NNTestRelDiff(rd.g, rs.g, &d[3]));
   if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single vs double: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
   for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single vs double %s differ by %g > %g", c->label, what[i], (double)d[i], (double)ctx->tol);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: single vs double <= %g PASSED\n", c->label, (double)ctx->tol));
@@ -233,12 +198,12 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
       PetscCall(NNGetBuffers(serial, &sbuf));
       PetscCall(Run(serial, x, t, &rng0, sbuf, &r1)); /* the serial buffers start as initialized, as the network's did */
       e[0] = PetscAbsReal(r1.L - rs.L) / PetscMax(PetscAbsReal(r1.L), 1e-300);
-      PetscCall(RelDiff(r1.g, rs.g, &e[1]));
+      PetscCall(NNTestRelDiff(r1.g, rs.g, &e[1]));
       {
         PetscInt n1, n2;
         PetscCall(VecGetLocalSize(r1.dx, &n1));
         PetscCall(VecGetLocalSize(rs.dx, &n2));
-        if (n1 == n2) PetscCall(RelDiff(r1.dx, rs.dx, &e[2]));
+        if (n1 == n2) PetscCall(NNTestRelDiff(r1.dx, rs.dx, &e[2]));
       }
       PetscCall(MPIU_Allreduce(MPI_IN_PLACE, e, 3, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
       if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single on %d ranks vs a serial copy: loss %.2e, parameter gradient %.2e, input gradient %.2e\n", c->label, (int)size, (double)e[0], (double)e[1], (double)e[2]));
