@@ -11,10 +11,11 @@
      NNTrainStepFinish()    the epoch sums, the optimizer step, the counters, the step monitor and
                             the tournament
      NNTrainCheckpointStep(), NNTrainEpochEnd()  the checkpoint policy (steps, seconds, epochs)
-     NNTrainDeviceResident(), NNTrainDeviceSync()  on a device (-nn_device cuda), with one rank and an optimizer
-                            that has a device step, the parameters, their gradient and the optimizer state stay on
-                            the device; they are copied into their Vecs before checkpoints and at the end of every
-                            epoch (monitors, tests and NNTrain()'s caller see the Vecs current)
+     NNTrainDeviceResident(), NNTrainDeviceSync()  on a device (-nn_device cuda), on one rank or with data groups
+                            summing by NCCL, and an optimizer that has a device step, the parameters, their gradient
+                            and the optimizer state stay on the device; they are copied into their Vecs before
+                            checkpoints and at the end of every epoch (monitors, tests and NNTrain()'s caller see the
+                            Vecs current)
 
    Everything here is collective on the network's communicator in the same order on every rank.
 */
