@@ -254,6 +254,54 @@ static PetscErrorCode NNLayerBackward_GELU(NNLayer l, PetscInt n, const PetscSca
   PetscFunctionReturn(0);
 }
 
+/* single precision: the double loops on blocks widened from float and rounded back, so the results are exactly those
+   of the double pass on converted activations (the correctly rounded float of the double result), without whole
+   double copies of the activations */
+static PetscErrorCode NNLayerForwardSingle_GELU(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  const PetscInt N = n * l->localsize;
+  PetscScalar    xb[GELU_BLOCK], yb[GELU_BLOCK];
+
+  PetscFunctionBegin;
+  for (PetscInt b = 0; b < N; b += GELU_BLOCK) {
+    const PetscInt nb = PetscMin(GELU_BLOCK, N - b);
+    for (PetscInt i = 0; i < nb; i++) xb[i] = x[b + i];
+#if defined(GELU_HAVE_AVX2)
+    if (((NNLayer_GELU *)l->data)->avx2) GeluForwardAVX2(nb, xb, yb);
+    else
+#endif
+      GeluForward(nb, xb, yb);
+    for (PetscInt i = 0; i < nb; i++) y[b + i] = (float)yb[i];
+  }
+  PetscCall(PetscLogFlops(100.0 * N));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_GELU(NNLayer l, PetscInt n, const float *x, const float *y, const float *dy, float *dx)
+{
+  const PetscInt N = n * l->localsize;
+  PetscScalar    xb[GELU_BLOCK], yb[GELU_BLOCK], gb[GELU_BLOCK], db[GELU_BLOCK];
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  for (PetscInt b = 0; b < N; b += GELU_BLOCK) {
+    const PetscInt nb = PetscMin(GELU_BLOCK, N - b);
+    for (PetscInt i = 0; i < nb; i++) {
+      xb[i] = x[b + i];
+      yb[i] = y[b + i];
+      gb[i] = dy[b + i];
+    }
+#if defined(GELU_HAVE_AVX2)
+    if (((NNLayer_GELU *)l->data)->avx2) GeluBackwardAVX2(nb, xb, yb, gb, db);
+    else
+#endif
+      GeluBackward(nb, xb, yb, gb, db);
+    for (PetscInt i = 0; i < nb; i++) dx[b + i] = (float)db[i];
+  }
+  PetscCall(PetscLogFlops(40.0 * N));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerSetFromOptions_GELU(NNLayer l, PetscOptionItems *PetscOptionsObject)
 {
   NNLayer_GELU *g = (NNLayer_GELU *)l->data;
@@ -303,6 +351,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
   l->ops->setup          = NNLayerSetUp_GELU;
   l->ops->forward        = NNLayerForward_GELU;
   l->ops->backward       = NNLayerBackward_GELU;
+  l->ops->forwardsingle  = NNLayerForwardSingle_GELU;
+  l->ops->backwardsingle = NNLayerBackwardSingle_GELU;
   l->ops->setfromoptions = NNLayerSetFromOptions_GELU;
   l->ops->destroy        = NNLayerDestroy_GELU;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
