@@ -93,6 +93,29 @@ static PetscErrorCode NNLayerBackwardVec_ToSpatial(NNLayer l, PetscInt n, Vec x 
   PetscFunctionReturn(0);
 }
 
+/* single precision: the same copies on float arrays; the input gradient's sum over the ranks adds each entry's one
+   owner to zeros, so it is exact in float too */
+static PetscErrorCode NNLayerForwardSingle_ToSpatial(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  PetscFunctionBegin;
+  PetscCall(NNSpatialCopySingle(((NNLayer_ToSpatial *)l->data)->da, l->nbatch, &l->inshape, n, (float *)x, y, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_ToSpatial(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  PetscInt    N = n * NNShapeSize(&l->inshape);
+  PetscMPIInt cnt;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(PetscArrayzero(dx, N));
+  PetscCall(NNSpatialCopySingle(((NNLayer_ToSpatial *)l->data)->da, l->nbatch, &l->inshape, n, dx, (float *)dy, PETSC_FALSE));
+  PetscCall(PetscMPIIntCast(N, &cnt));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dx, cnt, MPI_FLOAT, MPI_SUM, PetscObjectComm((PetscObject)l)));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerView_ToSpatial(NNLayer l, PetscViewer v)
 {
   NNLayer_ToSpatial *d = (NNLayer_ToSpatial *)l->data;
@@ -142,6 +165,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer l)
   l->ops->setup           = NNLayerSetUp_ToSpatial;
   l->ops->forwardvec      = NNLayerForwardVec_ToSpatial;
   l->ops->backwardvec     = NNLayerBackwardVec_ToSpatial;
+  l->ops->forwardsingle   = NNLayerForwardSingle_ToSpatial;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_ToSpatial;
   l->ops->createoutputvec = NNLayerCreateOutputVec_ToSpatial;
   l->ops->view            = NNLayerView_ToSpatial;
   l->ops->reset           = NNLayerReset_ToSpatial;
@@ -211,6 +236,34 @@ static PetscErrorCode NNLayerBackwardVec_SpatialFlatten(NNLayer l, PetscInt n, V
   PetscFunctionReturn(0);
 }
 
+/* single precision: the same copies on float arrays; the output's sum over the ranks adds each entry's one owner to
+   zeros, exact in float */
+static PetscErrorCode NNLayerForwardSingle_SpatialFlatten(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  DM          da;
+  PetscInt    N = n * NNShapeSize(&l->inshape);
+  PetscMPIInt cnt;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialFlattenGetDM(l, NULL, &da));
+  PetscCall(PetscArrayzero(y, N));
+  PetscCall(NNSpatialCopySingle(da, l->nbatch, &l->inshape, n, y, (float *)x, PETSC_FALSE));
+  PetscCall(PetscMPIIntCast(N, &cnt));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, y, cnt, MPI_FLOAT, MPI_SUM, PetscObjectComm((PetscObject)l)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_SpatialFlatten(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  DM da;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(NNSpatialFlattenGetDM(l, NULL, &da));
+  PetscCall(NNSpatialCopySingle(da, l->nbatch, &l->inshape, n, (float *)dy, dx, PETSC_TRUE)); /* slots s >= n get zero gradients */
+  PetscFunctionReturn(0);
+}
+
 /*MC
    NNLAYERSPATIALFLATTEN - "spatial_flatten": DMDA spatial layout -> flat sequential (C*H*W) samples in
    PyTorch order, replicated on every rank
@@ -230,6 +283,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer l)
   l->ops->setup       = NNLayerSetUp_SpatialFlatten;
   l->ops->forwardvec  = NNLayerForwardVec_SpatialFlatten;
   l->ops->backwardvec = NNLayerBackwardVec_SpatialFlatten;
+  l->ops->forwardsingle  = NNLayerForwardSingle_SpatialFlatten;
+  l->ops->backwardsingle = NNLayerBackwardSingle_SpatialFlatten;
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_SpatialFlatten;
   l->ops->backwarddevice = NNLayerBackwardDevice_SpatialFlatten;

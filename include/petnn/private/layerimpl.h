@@ -229,6 +229,7 @@ PETSC_EXTERN PetscErrorCode NNSpatialWindowOutputSize(NNLayer, const NNSpatialWi
 PETSC_EXTERN PetscErrorCode NNSpatialCreateWindowDMs(NNLayer, DM, const NNSpatialWindow *, PetscInt, DM *, DM *, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNSpatialCreateLike(DM, PetscInt, PetscInt, DM *);
 PETSC_EXTERN PetscErrorCode NNSpatialCopy(DM, PetscInt, const NNShape *, PetscInt, PetscScalar *, PetscScalar *, PetscBool);
+PETSC_INTERN PetscErrorCode NNSpatialCopySingle(DM, PetscInt, const NNShape *, PetscInt, float *, float *, PetscBool);
 /* ghosted local Vecs lent shared storage for one pass (src/layer/interface/spatialscratch.c): slot 0 the input, 1 its gradient */
 PETSC_EXTERN PetscErrorCode NNSpatialCreateHaloVec(DM, Vec *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloVecGet(Vec, PetscInt);

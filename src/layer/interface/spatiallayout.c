@@ -157,29 +157,42 @@ PetscErrorCode NNSpatialCreateLike(DM da, PetscInt dof, PetscInt width, DM *out)
    tospatial: sp <- seq (slots s >= n set to zero); otherwise seq <- sp on the rank's subdomain
    (other entries of seq untouched).
 */
+/* the loops of NNSpatialCopy() for element type T */
+#define NN_SPATIAL_COPY(T) \
+  do { \
+    PetscInt xs, ys, zs, xm, ym, zm, C = shape->dim[0], nd = shape->ndim - 1, D = nbatch * C; \
+    PetscInt W = shape->dim[nd], H = shape->dim[nd - 1], Dz = nd == 3 ? shape->dim[1] : 1; \
+    PetscCall(DMDAGetCorners(da, &xs, &ys, &zs, &xm, &ym, &zm)); \
+    if (nd == 2) { \
+      zs = 0; \
+      zm = 1; \
+    } \
+    for (PetscInt z = zs; z < zs + zm; z++) \
+      for (PetscInt y = ys; y < ys + ym; y++) \
+        for (PetscInt x = xs; x < xs + xm; x++) { \
+          T *p = sp + (((z - zs) * ym + (y - ys)) * xm + (x - xs)) * D; \
+          for (PetscInt s = 0; s < n; s++) \
+            for (PetscInt c = 0; c < C; c++) { \
+              T *q = seq + (((s * C + c) * Dz + z) * H + y) * W + x; \
+              if (tospatial) p[s * C + c] = *q; \
+              else *q = p[s * C + c]; \
+            } \
+          if (tospatial) \
+            for (PetscInt i = n * C; i < D; i++) p[i] = 0; \
+        } \
+  } while (0)
+
 PetscErrorCode NNSpatialCopy(DM da, PetscInt nbatch, const NNShape *shape, PetscInt n, PetscScalar *seq, PetscScalar *sp, PetscBool tospatial)
 {
-  PetscInt xs, ys, zs, xm, ym, zm, C = shape->dim[0], nd = shape->ndim - 1, D = nbatch * C;
-  PetscInt W = shape->dim[nd], H = shape->dim[nd - 1], Dz = nd == 3 ? shape->dim[1] : 1;
-
   PetscFunctionBegin;
-  PetscCall(DMDAGetCorners(da, &xs, &ys, &zs, &xm, &ym, &zm));
-  if (nd == 2) {
-    zs = 0;
-    zm = 1;
-  }
-  for (PetscInt z = zs; z < zs + zm; z++)
-    for (PetscInt y = ys; y < ys + ym; y++)
-      for (PetscInt x = xs; x < xs + xm; x++) {
-        PetscScalar *p = sp + (((z - zs) * ym + (y - ys)) * xm + (x - xs)) * D;
-        for (PetscInt s = 0; s < n; s++)
-          for (PetscInt c = 0; c < C; c++) {
-            PetscScalar *q = seq + (((s * C + c) * Dz + z) * H + y) * W + x;
-            if (tospatial) p[s * C + c] = *q;
-            else *q = p[s * C + c];
-          }
-        if (tospatial)
-          for (PetscInt i = n * C; i < D; i++) p[i] = 0;
-      }
+  NN_SPATIAL_COPY(PetscScalar);
+  PetscFunctionReturn(0);
+}
+
+/* NNSpatialCopy() on float arrays (the float passes of to_spatial and spatial_flatten) */
+PetscErrorCode NNSpatialCopySingle(DM da, PetscInt nbatch, const NNShape *shape, PetscInt n, float *seq, float *sp, PetscBool tospatial)
+{
+  PetscFunctionBegin;
+  NN_SPATIAL_COPY(float);
   PetscFunctionReturn(0);
 }
