@@ -8,6 +8,7 @@ static char help[] = "Checkpoints: save/load round trip, bitwise resume, atomic 
    from the network's generator, so resuming bitwise needs the generator state too.
 */
 #include <petnn/private/nnimpl.h> /* only for the "stats" layer type defined below (ops, tensors); the network is used through petnn.h */
+#include "nntest.h"
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,43 +87,6 @@ static PetscErrorCode StatsCreate(NNLayer l)
 #define NSAMPLES  40
 #define NFEATURES 5
 #define NCLASSES  3
-
-/* a synthetic classification set written as MatView (dense, rows = samples) + VecView (labels) */
-static PetscErrorCode WriteData(const char file[])
-{
-  Mat         X;
-  Vec         y;
-  PetscViewer v;
-  PetscRandom r;
-
-  PetscFunctionBegin;
-  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
-  PetscCall(PetscRandomSetSeed(r, 7));
-  PetscCall(PetscRandomSeed(r));
-  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, NSAMPLES, NFEATURES, NULL, &X));
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, NSAMPLES, &y));
-  for (PetscInt i = 0; i < NSAMPLES; i++) {
-    PetscInt cls = i % NCLASSES;
-    for (PetscInt j = 0; j < NFEATURES; j++) {
-      PetscReal u;
-      PetscCall(PetscRandomGetValueReal(r, &u));
-      PetscCall(MatSetValue(X, i, j, u + (j == cls ? 1.0 : 0.0), INSERT_VALUES));
-    }
-    PetscCall(VecSetValue(y, i, (PetscScalar)cls, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
-  PetscCall(VecAssemblyBegin(y));
-  PetscCall(VecAssemblyEnd(y));
-  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, file, FILE_MODE_WRITE, &v));
-  PetscCall(MatView(X, v));
-  PetscCall(VecView(y, v));
-  PetscCall(PetscViewerDestroy(&v));
-  PetscCall(MatDestroy(&X));
-  PetscCall(VecDestroy(&y));
-  PetscCall(PetscRandomDestroy(&r));
-  PetscFunctionReturn(0);
-}
 
 static PetscErrorCode CreateData(const char file[], NNData *d)
 {
@@ -267,7 +231,7 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-bn", &bn, NULL));
   PetscCall(NNLayerRegister("stats", StatsCreate));
-  if (rank == 0) PetscCall(WriteData(datafile));
+  if (rank == 0) PetscCall(NNTestWriteClassificationData(datafile, NSAMPLES, NFEATURES, NCLASSES, 7));
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   PetscCall(CreateData(datafile, &data));
 

@@ -36,43 +36,6 @@ static const Case cases[] = {
   {"adam, ODE block (rk4)",    "-opt_type adam -opt_learning_rate 0.01",                                          NN_PRECISION_SINGLE, PETSC_TRUE},
 };
 
-/* a synthetic classification set written as MatView (dense, rows = samples) + VecView (labels) */
-static PetscErrorCode WriteData(const char file[])
-{
-  Mat         X;
-  Vec         y;
-  PetscViewer v;
-  PetscRandom r;
-
-  PetscFunctionBegin;
-  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
-  PetscCall(PetscRandomSetSeed(r, 11));
-  PetscCall(PetscRandomSeed(r));
-  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, NSAMPLES, NFEATURES, NULL, &X));
-  PetscCall(VecCreateSeq(PETSC_COMM_SELF, NSAMPLES, &y));
-  for (PetscInt i = 0; i < NSAMPLES; i++) {
-    PetscInt cls = i % NCLASSES;
-    for (PetscInt j = 0; j < NFEATURES; j++) {
-      PetscReal u;
-      PetscCall(PetscRandomGetValueReal(r, &u));
-      PetscCall(MatSetValue(X, i, j, u + (j == cls ? 1.0 : 0.0), INSERT_VALUES));
-    }
-    PetscCall(VecSetValue(y, i, (PetscScalar)cls, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
-  PetscCall(VecAssemblyBegin(y));
-  PetscCall(VecAssemblyEnd(y));
-  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, file, FILE_MODE_WRITE, &v));
-  PetscCall(MatView(X, v));
-  PetscCall(VecView(y, v));
-  PetscCall(PetscViewerDestroy(&v));
-  PetscCall(MatDestroy(&X));
-  PetscCall(VecDestroy(&y));
-  PetscCall(PetscRandomDestroy(&r));
-  PetscFunctionReturn(0);
-}
-
 /* dense 16 - tanh - dropout (or an ODE block) - dense 3, cross entropy, batch 8, seed 3, the case's optimizer, under the case's prefix;
    ckpt: checkpoint file */
 static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const char ckpt[], const char tag[], const char extra[], NN *net)
@@ -261,7 +224,7 @@ int main(int argc, char **argv)
   }
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  if (rank == 0) PetscCall(WriteData(datafile));
+  if (rank == 0) PetscCall(NNTestWriteClassificationData(datafile, NSAMPLES, NFEATURES, NCLASSES, 11));
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
   if (size == 1) {
     for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(k, datafile, tol, print));

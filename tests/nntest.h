@@ -1,7 +1,7 @@
-/* Helpers shared by PetNN's test programs (the .c files of tests/): comparisons and option strings. Header-only, static inline,
+/* Helpers shared by PetNN's test programs (the .c files of tests/): comparisons, option strings, synthetic data. Header-only, static inline,
    so each test stays one program built from one source file. */
 #pragma once
-#include <petscvec.h>
+#include <petscmat.h>
 
 /* ||a - b|| / ||a|| in the 2-norm: a is the reference (a zero reference gives the absolute difference / 1e-300) */
 static inline PetscErrorCode NNTestRelDiff(Vec a, Vec b, PetscReal *d)
@@ -37,5 +37,44 @@ static inline PetscErrorCode NNTestInsertPrefixed(const char prefix[], const cha
   }
   *p = 0;
   PetscCall(PetscOptionsInsertString(NULL, buf));
+  PetscFunctionReturn(0);
+}
+
+/* a synthetic classification set of n samples of nf features and nc classes, written to file as PETSc binary: a dense
+   Mat (rows = samples; feature j of sample i is uniform in [0,1) plus 1 where j is its class i mod nc) and a Vec of
+   the labels, as NNDATABINARY reads them. seed: PetscRandom's */
+static inline PetscErrorCode NNTestWriteClassificationData(const char file[], PetscInt n, PetscInt nf, PetscInt nc, unsigned long seed)
+{
+  Mat         X;
+  Vec         y;
+  PetscViewer v;
+  PetscRandom r;
+
+  PetscFunctionBegin;
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &r));
+  PetscCall(PetscRandomSetSeed(r, seed));
+  PetscCall(PetscRandomSeed(r));
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, nf, NULL, &X));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, &y));
+  for (PetscInt i = 0; i < n; i++) {
+    PetscInt cls = i % nc;
+    for (PetscInt j = 0; j < nf; j++) {
+      PetscReal u;
+      PetscCall(PetscRandomGetValueReal(r, &u));
+      PetscCall(MatSetValue(X, i, j, u + (j == cls ? 1.0 : 0.0), INSERT_VALUES));
+    }
+    PetscCall(VecSetValue(y, i, (PetscScalar)cls, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
+  PetscCall(VecAssemblyBegin(y));
+  PetscCall(VecAssemblyEnd(y));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_SELF, file, FILE_MODE_WRITE, &v));
+  PetscCall(MatView(X, v));
+  PetscCall(VecView(y, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(MatDestroy(&X));
+  PetscCall(VecDestroy(&y));
+  PetscCall(PetscRandomDestroy(&r));
   PetscFunctionReturn(0);
 }
