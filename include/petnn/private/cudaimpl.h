@@ -49,6 +49,8 @@ typedef struct {
   PetscBool    synced;            /* they were (at hoststate) */
   PetscBool    newer;             /* an optimizer step on the device changed them since (NNDeviceSyncHost() copies them) */
   void        *hx, *hy, *hg;      /* page-locked host staging: input, output (and its gradient), gradients */
+  double      *target, *lossw;    /* the loss on the device: targets of a batch, the loss's work (NNCUDALossWorkSize()) */
+  PetscBool    dyready;           /* the loss on the device wrote dact[nlayers] (the backward pass uploads none) */
   cudaEvent_t *ev;                /* [4 nlayers]: each layer's forward start, stop, backward start, stop */
   size_t       bytes;             /* device memory held */
 } NNDeviceCUDA;
@@ -60,3 +62,6 @@ PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNDeviceBackward_CUDA(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 PETSC_INTERN PetscErrorCode NNDeviceGetParameters_CUDA(NN, NNDeviceParameters *);
 PETSC_INTERN PetscErrorCode NNDeviceSyncHost_CUDA(NN);
+PETSC_INTERN PetscErrorCode NNDeviceLossEvaluate_CUDA(NN, PetscInt, Vec, PetscReal *, PetscBool *);
+PETSC_INTERN PetscErrorCode NNDeviceLossIsOnDevice_CUDA(NN, PetscBool *);
+PETSC_INTERN PetscErrorCode NNDeviceScaleOutputGradient_CUDA(NN, PetscInt, PetscReal);

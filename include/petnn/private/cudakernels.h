@@ -46,6 +46,37 @@ cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *, const void *x,
 /* dx (written, every input entry) from dy; max pooling finds each window's maximum in x again */
 cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *, const void *x, const void *dy, void *dx, cudaStream_t);
 
+/* x[0..N) *= alpha (src/sys/cuda/cudakernels.cu) */
+cudaError_t NNCUDAScale(int single, size_t N, double alpha, void *x, cudaStream_t);
+
+/* the losses with device evaluation (src/loss/interface/loss_kernels.cu) */
+typedef enum {
+  NN_CUDA_LOSS_NONE,
+  NN_CUDA_LOSS_MSE,
+  NN_CUDA_LOSS_L1,
+  NN_CUDA_LOSS_HUBER, /* param: delta */
+  NN_CUDA_LOSS_BCE_WITH_LOGITS,
+  NN_CUDA_LOSS_CROSS_ENTROPY /* targets: one class index a sample */
+} NNCUDALoss;
+/* the doubles of work NNCUDALossEvaluate() needs; the mean loss is left in work[NNCUDALossWorkSize() - 1] */
+size_t NNCUDALossWorkSize(void);
+/* the mean loss of the first n samples of k outputs y[n][k] (double, or float when single) against the double targets
+   t ([n][k], or [n] class indices), summed in double, and dy = dL/dy in y's precision (dy NULL: not needed) */
+cudaError_t NNCUDALossEvaluate(NNCUDALoss, int single, double param, size_t n, size_t k, const void *y, const double *t, void *dy, double *work, cudaStream_t);
+
+/* global average pooling (layers/pool/globalpool_kernels.cu): forward, the P pixels of D = nb*C entries of the spatial
+   layout of one rank to the [s][C] output (entries j >= nC, the slots beyond the pass's samples, zero); backward, the
+   output gradient spread over the pixels */
+cudaError_t NNCUDAGlobalAvgPool(int single, int forward, size_t P, size_t D, size_t nC, const void *in, void *out, cudaStream_t);
+
+/* nearest-neighbour upsampling (layers/spatial/upsample_kernels.cu) of an input grid im (x, y, z) by s per axis, D
+   entries per pixel: forward in = x, out = y; backward in = dy, out = dx */
+typedef struct {
+  int    im[3], s[3];
+  size_t D;
+} NNCUDAUpsampleGeom;
+cudaError_t NNCUDAUpsampleNearest(int single, int forward, const NNCUDAUpsampleGeom *, const void *in, void *out, cudaStream_t);
+
 /* y[0..N) += alpha x[0..N) (the ODE blocks' stage sums, src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t);
 

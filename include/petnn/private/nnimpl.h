@@ -155,12 +155,13 @@ PETSC_INTERN PetscErrorCode NNDataExchange(NNData, MPI_Comm, PetscInt, const Pet
 /* ---------------------------------------------------------------- networks */
 typedef struct _n_NNParallel *NNParallel;
 /* Callbacks of the backward pass (NNSetBackwardCallbacks()): NNLossGradient() calls begin after the
-   loss with its value and dL/dy (which begin may scale), layerdone(net, i, g) after top-level
+   loss with its value; begin sets the factor (initially 1) NNLossGradient() then scales dL/dy by, wherever dL/dy
+   is (host Vec or device array), layerdone(net, i, g) after top-level
    layer i's backward pass, when that layer's part of the gradient array g is final, and done(net, g)
    after the whole backward pass, g still held. Data-parallel training sums finished slices of the
    gradient across data groups in them (src/reducer/interface/dataparallel.c). */
 typedef struct {
-  PetscErrorCode (*begin)(NN, PetscReal, Vec, void *);
+  PetscErrorCode (*begin)(NN, PetscReal, PetscReal *, void *);
   PetscErrorCode (*layerdone)(NN, PetscInt, PetscScalar *, void *);
   PetscErrorCode (*done)(NN, PetscScalar *, void *);
   void *ctx;
@@ -292,6 +293,10 @@ PETSC_INTERN PetscErrorCode NNDeviceReset(NN);
 PETSC_INTERN PetscErrorCode NNDeviceView(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNDeviceForwardLayers(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNDeviceBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
+/* the loss and dL/dy on the device after NNDeviceForwardLayers() (src/loss/interface/lossdevice_cuda.c): done is
+   PETSC_FALSE, and nothing computed, for a loss or output the device does not evaluate (the host does then) */
+PETSC_INTERN PetscErrorCode NNDeviceLossEvaluate(NN, PetscInt, Vec, PetscReal *, PetscBool *);
+PETSC_INTERN PetscErrorCode NNDeviceScaleOutputGradient(NN, PetscInt, PetscReal);
 PETSC_INTERN PetscBool      NNLayerHasDevicePasses(NNLayer);
 /* parameters resident on the device (NNTrain() with an optimizer that has a device step, src/trainer/interface/
    trainloop.c): while NNDeviceSetResident() is on, the parameters are uploaded only when the parameter Vec changed on

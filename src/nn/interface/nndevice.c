@@ -3,8 +3,9 @@
    (nnprecision.c), the device is a property of the activations, not a fork of the network: on a GPU the network keeps
    device copies of act[] and dact[] and of the parameters, runs the layers' device passes (ops forwarddevice and
    backwarddevice), and meets the host Vecs only at the boundaries: the input batch is uploaded, the output is
-   downloaded for the loss (evaluated on the host in double, as in single precision) and its gradient uploaded, and
-   the input gradient is downloaded when asked for.
+   downloaded, the loss is evaluated on the device in double (NNDeviceLossEvaluate(): the targets go up, the loss
+   value comes down; other loss types on the host, the gradient going up) and the input gradient is downloaded when
+   asked for.
 
    The parameters have two regimes. Outside NNTrain() (and in NNTrain() with data groups, tournaments or spectral
    normalization) the parameter Vec is the master: it is uploaded at the start of every forward pass and the gradient
@@ -86,7 +87,8 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
    are PetNN's own device arrays in the precision of `NNSetPrecision()`: dense layers run through cuBLAS
    (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN built with it), pooling, dropout, the spatial layout changes,
    the pointwise activations and the explicit schemes of ODE blocks through PetNN's kernels. The input batch is
-   uploaded, the output downloaded for the loss (evaluated on the host in double) and its gradient uploaded.
+   uploaded and the output downloaded; mse, l1, huber, bce_with_logits and cross_entropy are evaluated on the GPU in
+   double (the targets uploaded), other losses on the host (the output's gradient uploaded).
    `NNTrain()` on one rank with sgd, adam or adamw keeps the parameters, their gradient and the optimizer state on the
    GPU and steps there, copying them into their Vecs (`NNGetParameters()`, the optimizer's state) before every checkpoint
    and at the end of every epoch. Elsewhere (`NNLossGradient()` called directly, data groups, tournaments, spectral
@@ -305,6 +307,33 @@ PetscErrorCode NNDeviceBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar
   (void)dx0;
   (void)dtheta;
   (void)need;
+  SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* the loss of the first n samples against the targets t and dL/dy, evaluated where the output is (done: it was; the
+   backward pass then starts from the device's dL/dy), or left to the host (done false) */
+PetscErrorCode NNDeviceLossEvaluate(NN net, PetscInt n, Vec t, PetscReal *loss, PetscBool *done)
+{
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceLossEvaluate_CUDA(net, n, t, loss, done));
+#else
+  (void)net, (void)n, (void)t, (void)loss;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* dL/dy on the device (NNDeviceLossEvaluate() done) scaled by w: a data group's share of the mean */
+PetscErrorCode NNDeviceScaleOutputGradient(NN net, PetscInt n, PetscReal w)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceScaleOutputGradient_CUDA(net, n, w));
+#else
+  (void)n, (void)w;
   SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
 #endif
   PetscFunctionReturn(0);

@@ -102,6 +102,8 @@ PetscErrorCode NNDeviceReset_CUDA(NN net)
   if ((void *)c->master != c->theta) PetscCall(NNCUDAFree((void **)&c->master));
   PetscCall(NNCUDAFree(&c->theta));
   PetscCall(NNCUDAFree(&c->dtheta));
+  PetscCall(NNCUDAFree((void **)&c->target));
+  PetscCall(NNCUDAFree((void **)&c->lossw));
   if (c->hx) NNCallCUDA(cudaFreeHost(c->hx));
   if (c->hy) NNCallCUDA(cudaFreeHost(c->hy));
   if (c->hg) NNCallCUDA(cudaFreeHost(c->hg));
@@ -166,6 +168,9 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
     PetscCall(NNDeviceMallocHost(c->len[L] * c->esize, &c->hy));
   }
   PetscCall(NNDeviceMallocHost(PetscMax(c->np, c->len[0]) * c->esize, &c->hg));
+  PetscCall(NNCUDAMalloc(c->len[L] * sizeof(double), (void **)&c->target)); /* class indices need fewer */
+  PetscCall(NNCUDAMalloc(NNCUDALossWorkSize() * sizeof(double), (void **)&c->lossw));
+  c->bytes += (c->len[L] + NNCUDALossWorkSize()) * sizeof(double);
   PetscCall(PetscCalloc1(4 * L, &c->ev));
   for (PetscInt k = 0; k < 4 * L; k++) NNCallCUDA(cudaEventCreate(&c->ev[k]));
   PetscFunctionReturn(0);
@@ -175,10 +180,12 @@ PetscErrorCode NNDeviceView_CUDA(NN net, PetscViewer v)
 {
   NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
   char          name[256];
+  PetscBool     ondevice;
 
   PetscFunctionBegin;
   PetscCall(NNCUDAGetDeviceName(sizeof(name), name));
-  PetscCall(PetscViewerASCIIPrintf(v, "device: cuda (%s), precision %s: activations, their gradients and a parameter copy on the GPU; parameters, optimizer state, checkpoints and the loss in double on the host\n", name, NNPrecisions[net->prec.type]));
+  PetscCall(NNDeviceLossIsOnDevice_CUDA(net, &ondevice));
+  PetscCall(PetscViewerASCIIPrintf(v, "device: cuda (%s), precision %s: activations, their gradients and a parameter copy on the GPU; the parameter Vec (the master outside resident training), checkpoints and the buffers in double on the host; loss %s\n", name, NNPrecisions[net->prec.type], ondevice ? "on the GPU in double" : "on the host in double"));
   PetscCall(PetscViewerASCIIPushTab(v));
   if (net->prec.type == NN_PRECISION_SINGLE) PetscCall(PetscViewerASCIIPrintf(v, "float GEMMs: %s\n", net->dev.tf32 ? "TF32 tensor cores allowed (-nn_cuda_tf32)" : "full float products (-nn_cuda_tf32 false)"));
   if (c) PetscCall(PetscViewerASCIIPrintf(v, "device memory: %.3g MB\n", c->bytes / 1e6));
@@ -235,13 +242,6 @@ static PetscErrorCode NNDeviceDownload(NNDeviceCUDA *c, PetscInt m, const void *
 static PetscInt NNDeviceLength(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
 {
   return n * (c->len[i] / net->nbatch);
-}
-
-/* the samples layer i's device passes get: a pointwise layer on a spatial (DMDA) activation runs on all the batch slots
-   (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
-static PetscInt NNDeviceLayerSamples(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
-{
-  return (c->spatial[i] && !net->layers[i]->ops->forwardvec) ? net->nbatch : n;
 }
 
 /* the layers' slices of the device parameter copy and gradient */
@@ -341,6 +341,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNDeviceParametersCurrent(net, c, s));
   PetscCall(NNDeviceSetLayerPointers(net, c));
+  c->dyready = PETSC_FALSE;
   PetscCall(VecGetArrayRead(x0, &a));
   PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, 0, n), a, c->hx, c->act[0], s));
   PetscCall(VecRestoreArrayRead(x0, &a));
@@ -355,7 +356,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[0] * draws);
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
     PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, forwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1]);
+    PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1]);
     PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
@@ -376,11 +377,11 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
 
 /*
    NNDeviceBackward_CUDA - after NNDeviceForwardLayers_CUDA() on the same batch (the device activations and parameter
-   copy are still those): uploads the loss gradient dact[nlayers], runs the backward device passes from the last layer
-   down and adds the parameter gradient into dtheta (host, double): layer by layer, each followed by layerdone, when
-   there is a layerdone callback (data parallel), else all at once at the end, and not at all when the parameters are
-   resident (NNDeviceSetResident(): a device optimizer step follows); downloads the input gradient into dx0 when need[0]
-   and dx0
+   copy are still those): uploads the loss gradient dact[nlayers] (unless the loss on the device wrote it), runs the
+   backward device passes from the last layer down and adds the parameter gradient into dtheta (host, double): layer
+   by layer, each followed by layerdone, when there is a layerdone callback (data parallel), else all at once at the
+   end, and not at all when the parameters are resident (NNDeviceSetResident(): a device optimizer step follows);
+   downloads the input gradient into dx0 when need[0] and dx0
 */
 PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Vec dx0, PetscScalar *dtheta, PetscBool need[])
 {
@@ -395,9 +396,12 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
   PetscCheck(c, PetscObjectComm((PetscObject)net), PETSC_ERR_ORDER, "The network's device arrays are not set up: call NNSetUp()");
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNDeviceSetLayerPointers(net, c));
-  PetscCall(VecGetArrayRead(net->dact[L], &a));
-  PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, L, n), a, c->hy, c->dact[L], s));
-  PetscCall(VecRestoreArrayRead(net->dact[L], &a));
+  if (!c->dyready) { /* else the loss on the device wrote it */
+    PetscCall(VecGetArrayRead(net->dact[L], &a));
+    PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, L, n), a, c->hy, c->dact[L], s));
+    PetscCall(VecRestoreArrayRead(net->dact[L], &a));
+  }
+  c->dyready = PETSC_FALSE;
   if (c->np) NNCallCUDA(cudaMemsetAsync(c->dtheta, 0, c->np * c->esize, s));
   for (PetscInt i = L - 1; i >= 0; i--) {
     NNLayer       l = net->layers[i];
@@ -405,7 +409,7 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
     PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 2], s));
     PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, backwarddevice, NNDeviceLayerSamples(net, c, i, n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
+    PetscUseTypeMethod(l, backwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
     if (net->dev.resident && cb->layerdonedevice) PetscCall((*cb->layerdonedevice)(net, i, c->dtheta, cb->ctx)); /* the nccl reducer: all-reduce on the device */

@@ -186,7 +186,7 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   NNShape            out;
   PetscInt           L_ = 0;
   Vec                x0, dx0;
-  PetscBool          needdx;
+  PetscBool          needdx, dyondevice = PETSC_FALSE;
   NNBackwardCallbacks *cb = &net->pass.backward;
 
   PetscFunctionBegin;
@@ -209,11 +209,17 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
   PetscCall(PetscLogEventEnd(NN_Forward, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Loss, net, 0, 0, 0));
-  PetscCall(NNLossEvaluate(net, n, net->act[L_], t, &L, net->dact[L_]));
+  if (net->dev.type != NN_DEVICE_CPU) PetscCall(NNDeviceLossEvaluate(net, n, t, &L, &dyondevice)); /* where the output is, for the losses that can */
+  if (!dyondevice) PetscCall(NNLossEvaluate(net, n, net->act[L_], t, &L, net->dact[L_]));
   PetscCall(PetscLogEventEnd(NN_Loss, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Backward, net, 0, 0, 0));
-  if (cb->begin) PetscCall((*cb->begin)(net, L, net->dact[L_], cb->ctx)); /* data parallel: this shard's weight in the mean */
+  if (cb->begin) { /* data parallel: this shard's weight in the mean */
+    PetscReal w = 1.0;
+    PetscCall((*cb->begin)(net, L, &w, cb->ctx));
+    if (w != 1.0 && dyondevice) PetscCall(NNDeviceScaleOutputGradient(net, n, w));
+    else if (w != 1.0) PetscCall(VecScale(net->dact[L_], w));
+  }
   dx0 = (x0 == x) ? dx : net->dact[0];
   needdx = dx ? PETSC_TRUE : PETSC_FALSE;
   if (net->graph.on) PetscCall(NNGraphBackward(net, n, x0, needdx ? dx0 : NULL, dtheta)); /* calls layerdone as layers finish */

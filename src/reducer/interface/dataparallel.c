@@ -18,12 +18,12 @@
 #include <petnn/private/reducerimpl.h>
 
 /* the backward-pass callbacks of a data-parallel step (NNSetBackwardCallbacks()); ctx is the reducer */
-static PetscErrorCode NNParallelBackwardBegin(NN net PETSC_UNUSED, PetscReal loss, Vec dy, void *ctx)
+static PetscErrorCode NNParallelBackwardBegin(NN net PETSC_UNUSED, PetscReal loss, PetscReal *dyscale, void *ctx)
 {
   NNReducer r = (NNReducer)ctx;
 
   PetscFunctionBegin;
-  if (r->weight != 1.0) PetscCall(VecScale(dy, r->weight)); /* the gradient of the global mean: this shard's mean weighted by its share */
+  *dyscale = r->weight; /* the gradient of the global mean: this shard's mean weighted by its share */
   if (PetscIsInfOrNanReal(loss)) PetscTryTypeMethod(r, markbad); /* training stops after this step: no shared optimizer step */
   PetscFunctionReturn(0);
 }

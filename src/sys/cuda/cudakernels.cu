@@ -50,3 +50,16 @@ extern "C" cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void
   if (single) return NNCUDALaunch(NNAxpyKernel<float>, NNCUDABlocks(N), 256, s, N, (float)alpha, (const float *)x, (float *)y);
   return NNCUDALaunch(NNAxpyKernel<double>, NNCUDABlocks(N), 256, s, N, alpha, (const double *)x, (double *)y);
 }
+
+template <typename T>
+__global__ void NNScaleKernel(size_t N, T alpha, T *x)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) x[i] *= alpha;
+}
+
+extern "C" cudaError_t NNCUDAScale(int single, size_t N, double alpha, void *x, cudaStream_t s)
+{
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNScaleKernel<float>, NNCUDABlocks(N), 256, s, N, (float)alpha, (float *)x);
+  return NNCUDALaunch(NNScaleKernel<double>, NNCUDABlocks(N), 256, s, N, alpha, (double *)x);
+}
