@@ -36,7 +36,8 @@ typedef struct {
   PetscInt    n;        /* samples of the pass (0: the batch size NBATCH) */
 } Case;
 
-/* every layer type with device passes (NN_DEVICE_LAYER_TYPES), each with a dense layer for parameter gradients */
+/* every layer type with device passes (NN_DEVICE_LAYER_TYPES), each with a dense layer for parameter gradients, and the
+   losses the device evaluates (src/loss/interface/loss_kernels.cu) */
 static const Case cases[] = {
   {"dense",                "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss mse",                                        PETSC_FALSE, PETSC_FALSE, 0},
   {"dense without bias",   "-nn_layers fc -fc_type dense -fc_units 5 -fc_bias 0 -nn_input_shape 7 -nn_loss mse",                             PETSC_FALSE, PETSC_FALSE, 0},
@@ -47,12 +48,25 @@ static const Case cases[] = {
   {"sigmoid",              "-nn_layers a,fc -a_type sigmoid -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                      PETSC_FALSE, PETSC_FALSE, 0},
   {"gelu",                 "-nn_layers a,fc -a_type gelu -fc_type dense -fc_units 4 -nn_input_shape 9 -nn_loss mse",                         PETSC_FALSE, PETSC_FALSE, 0},
   {"loss cross_entropy",   "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss cross_entropy",                              PETSC_FALSE, PETSC_FALSE, 0},
+  {"loss mse, batch 4 of 6", "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss mse",                                      PETSC_FALSE, PETSC_FALSE, 4},
+  {"loss l1",              "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss l1",                                         PETSC_FALSE, PETSC_FALSE, 0},
+  {"loss huber",           "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss huber -nn_loss_huber_delta 0.3",              PETSC_FALSE, PETSC_FALSE, 0},
+  {"loss bce_with_logits", "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss bce_with_logits",                            PETSC_FALSE, PETSC_FALSE, 0},
+  {"loss cross_entropy, batch 4 of 6", "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss cross_entropy",                  PETSC_FALSE, PETSC_FALSE, 4},
+  {"loss rel_l2 (on the host)", "-nn_layers fc -fc_type dense -fc_units 5 -nn_input_shape 7 -nn_loss rel_l2",                                PETSC_FALSE, PETSC_FALSE, 0},
   {"mlp",                  "-nn_layers f,fc1,a1,fc2,a2,fc3 -f_type flatten -fc1_type dense -fc1_units 32 -a1_type tanh -fc2_type dense -fc2_units 16 -a2_type gelu -fc3_type dense -fc3_units 10 -nn_input_shape 1,6,6 -nn_loss cross_entropy", PETSC_FALSE, PETSC_FALSE, 0},
   {"dropout",              "-nn_layers fc0,drop,fc -fc0_type dense -fc0_units 8 -drop_type dropout -drop_rate 0.3 -fc_type dense -fc_units 4 -nn_input_shape 5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"to_spatial, spatial_flatten", "-nn_layers sp,fl,fc -sp_type to_spatial -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"maxpool2d 2x2",        "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type maxpool2d -p_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"maxpool2d 3x3 stride 2 padding 1", "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type maxpool2d -p_kernel 3 -p_stride 2 -p_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"avgpool2d 3x3 stride 2 padding 1", "-nn_layers sp,p,fl,fc -sp_type to_spatial -p_type avgpool2d -p_kernel 3 -p_stride 2 -p_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"global_avgpool",       "-nn_layers sp,g,fc -sp_type to_spatial -g_type global_avgpool -fc_type dense -fc_units 3 -nn_input_shape 3,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"global_avgpool 3d, batch 4 of 6", "-nn_layers sp,g,fc -sp_type to_spatial -g_type global_avgpool -fc_type dense -fc_units 3 -nn_input_shape 2,3,4,3 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
+  {"upsample nearest 2d",  "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_scale 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"upsample nearest 3d scale 3", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_scale 3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,2,3,2 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"residual (dense, tanh, dense)", "-nn_layers fc0,res,fc -fc0_type dense -fc0_units 6 -res_type residual -res_layers fa,ta,fb -fa_type dense -fa_units 8 -ta_type tanh -fb_type dense -fb_units 6 -fc_type dense -fc_units 3 -nn_input_shape 5 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
+  {"residual on a spatial state (avgpool2d 3x3 same, tanh)", "-nn_layers sp,res,fl,fc -sp_type to_spatial -res_type residual -res_layers pa,ta -pa_type avgpool2d -pa_kernel 3 -pa_stride 1 -pa_padding 1 -ta_type tanh -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"residual on a spatial state (avgpool2d 3x3 same, tanh), batch 4 of 6", "-nn_layers sp,res,fl,fc -sp_type to_spatial -res_type residual -res_layers pa,ta -pa_type avgpool2d -pa_kernel 3 -pa_stride 1 -pa_padding 1 -ta_type tanh -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
   {"conv2d stride 2 dilation 2 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_dilation 2 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d 1x3 no bias",   "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 3 -c_kernel 1,3 -c_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"ode (rk4)",            "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
@@ -127,11 +141,12 @@ static PetscErrorCode FillBatch(Ctx *ctx, NN net, PetscBool kinkfree, Vec x, Vec
   PetscReal    u = 0;
   NNShape      out;
   NNLossType   loss;
-  PetscBool    ce;
+  PetscBool    ce, bce;
 
   PetscFunctionBegin;
   PetscCall(NNGetLoss(net, &loss));
   PetscCall(PetscStrcmp(loss, NNLOSSCROSSENTROPY, &ce));
+  PetscCall(PetscStrcmp(loss, NNLOSSBCEWITHLOGITS, &bce));
   PetscCall(NNGetOutputShape(net, &out));
   nout = NNShapeSize(&out);
   PetscCall(VecGetLocalSize(x, &nx));
@@ -145,7 +160,7 @@ static PetscErrorCode FillBatch(Ctx *ctx, NN net, PetscBool kinkfree, Vec x, Vec
   PetscCall(VecGetArray(t, &a));
   for (PetscInt i = 0; i < nt; i++) {
     PetscCall(Uniform(ctx, &u));
-    a[i] = ce ? (PetscReal)PetscMin(nout - 1, (PetscInt)(0.5 * (u + 1) * nout)) : 0.5 * u;
+    a[i] = ce ? (PetscReal)PetscMin(nout - 1, (PetscInt)(0.5 * (u + 1) * nout)) : (bce ? 0.5 * (u + 1) : 0.5 * u);
   }
   PetscCall(VecRestoreArray(t, &a));
   PetscFunctionReturn(0);

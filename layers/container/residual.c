@@ -20,13 +20,10 @@
    (VecAXPY in the backward pass) over the whole local array. Sequential activations add only the
    first n samples (the caller's Vecs may hold just those).
 */
-#include <petnn/private/containerimpl.h>
+#include "residual.h"
+#include <petnn/private/deviceimpl.h>
 
 #define NN_RESIDUAL "Residual layer" /* starts the container's error messages */
-
-typedef struct {
-  NNLayerContainer v; /* the children's activation Vecs */
-} NNLayer_Residual;
 
 static PetscErrorCode NNLayerResidualAddLayer_Residual(NNLayer l, NNLayerType type, const char name[], NNLayer *inner)
 {
@@ -45,10 +42,27 @@ static PetscErrorCode NNLayerSetFromOptions_Residual(NNLayer l, PetscOptionItems
   PetscFunctionReturn(0);
 }
 
+/* frees the device arrays of residual_cuda.c (none without CUDA) */
+PetscErrorCode NNResidualDeviceReset(NNLayer l)
+{
+  NNLayer_Residual *r = (NNLayer_Residual *)l->data;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < r->ndev; c++) {
+    PetscCall(NNDeviceFree(&r->dout[c]));
+    PetscCall(NNDeviceFree(&r->ddout[c]));
+  }
+  PetscCall(PetscFree2(r->dout, r->ddout));
+  r->ndev = 0;
+  r->des  = 0;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerReset_Residual(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNLayerContainerDestroyVecs(&((NNLayer_Residual *)l->data)->v));
+  PetscCall(NNResidualDeviceReset(l));
   PetscFunctionReturn(0);
 }
 
@@ -68,6 +82,14 @@ static PetscErrorCode NNLayerSetUp_Residual(NNLayer l)
     SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Residual layer %s: its last inner layer %s (%s) outputs shape %s but the residual input has shape %s; y = x + block(x) needs equal shapes", ((PetscObject)l)->name, ((PetscObject)last)->name, ((PetscObject)last)->type_name, out, in);
   }
   l->outshape = l->inshape;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda (residual_cuda.c): when every child has device passes */
+  {
+    PetscBool dev = PETSC_TRUE;
+    for (PetscInt c = 0; c < l->nchildren; c++) dev = (PetscBool)(dev && l->children[c]->ops->forwarddevice && l->children[c]->ops->backwarddevice);
+    l->ops->forwarddevice  = dev ? NNLayerForwardDevice_Residual : NULL;
+    l->ops->backwarddevice = dev ? NNLayerBackwardDevice_Residual : NULL;
+  }
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -176,6 +198,7 @@ static PetscErrorCode NNLayerView_Residual(NNLayer l, PetscViewer v)
 static PetscErrorCode NNLayerDestroy_Residual(NNLayer l)
 {
   PetscFunctionBegin;
+  PetscCall(NNResidualDeviceReset(l));
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerResidualAddLayer_C", NULL));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);

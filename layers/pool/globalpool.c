@@ -9,6 +9,7 @@
    over its own subdomain (slots s >= n get zero gradients), no communication.
 */
 #include <petnn/private/nnimpl.h>
+#include <petnn/private/deviceimpl.h>
 
 static PetscErrorCode NNLayerSetUp_GlobalAvgPool(NNLayer l)
 {
@@ -122,5 +123,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer l)
   l->ops->backwardvec     = NNLayerBackwardVec_GlobalAvgPool;
   l->ops->createoutputvec = NNLayerCreateOutputVec_GlobalAvgPool;
   l->ops->view            = NNLayerView_GlobalAvgPool;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/pool/globalpool_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_GlobalAvgPool;
+  l->ops->backwarddevice = NNLayerBackwardDevice_GlobalAvgPool;
+#endif
   PetscFunctionReturn(0);
 }

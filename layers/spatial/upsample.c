@@ -9,21 +9,9 @@
    of its s^d copies. Both passes work on contiguous [pixel][s*C] runs of nbatch*C entries.
 */
 #include "upsample.h"
+#include <petnn/private/deviceimpl.h>
 
-typedef enum {
-  NN_UPSAMPLE_NEAREST,
-  NN_UPSAMPLE_LINEAR
-} NNUpsampleMode;
 static const char *const NNUpsampleModes[] = {"nearest", "bilinear", "trilinear", "linear"}; /* the last three are the same */
-
-typedef struct {
-  PetscInt         scale;
-  NNUpsampleMode   mode;
-  PetscBool        align;       /* align_corners (linear mode) */
-  char             badmode[32]; /* an unknown -mode, refused by set-up */
-  DM               daout;
-  NNUpsampleLinear lin;
-} NNLayer_Upsample;
 
 typedef struct {
   PetscInt D;            /* entries per pixel (nbatch * C) */
@@ -51,6 +39,10 @@ static PetscErrorCode NNLayerSetUp_Upsample(NNLayer l)
     PetscCheck(l->inshape.dim[a] <= PETSC_MAX_INT / d->scale, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " makes the output extent overflow", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
     l->outshape.dim[a] = l->inshape.dim[a] * d->scale;
   }
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: the nearest mode (layers/spatial/upsample_cuda.c) */
+  l->ops->forwarddevice  = d->mode == NN_UPSAMPLE_NEAREST ? NNLayerForwardDevice_Upsample : NULL;
+  l->ops->backwarddevice = d->mode == NN_UPSAMPLE_NEAREST ? NNLayerBackwardDevice_Upsample : NULL;
+#endif
   PetscFunctionReturn(0);
 }
 

@@ -19,3 +19,18 @@ PETSC_INTERN PetscErrorCode NNUpsampleLinearSetUp(NNLayer, DM, PetscInt, PetscBo
 PETSC_INTERN PetscErrorCode NNUpsampleLinearReset(NNUpsampleLinear *);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearForward(NNLayer, NNUpsampleLinear *, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearBackward(NNLayer, NNUpsampleLinear *, Vec, Vec);
+
+/* the layer's data (upsample.c; the device passes of the nearest mode read it in upsample_cuda.c) */
+typedef enum {
+  NN_UPSAMPLE_NEAREST,
+  NN_UPSAMPLE_LINEAR
+} NNUpsampleMode;
+
+typedef struct {
+  PetscInt         scale;
+  NNUpsampleMode   mode;
+  PetscBool        align;       /* align_corners (linear mode) */
+  char             badmode[32]; /* an unknown -mode, refused by set-up */
+  DM               daout;
+  NNUpsampleLinear lin;
+} NNLayer_Upsample;

@@ -81,14 +81,6 @@ static PetscErrorCode NNODEDevicePointChildren(NNLayer l, PetscInt k, PetscBool 
   PetscFunctionReturn(0);
 }
 
-/* the samples child c's device passes get: a pointwise child on a spatial state runs on every batch slot */
-static PetscInt NNODEDeviceChildSamples(NNLayer l, PetscInt c, PetscInt n)
-{
-  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
-  NNLayer      ch = l->children[c];
-  return (o->dm && !ch->ops->forwardvec) ? ch->nbatch : n;
-}
-
 /* the stages of step k from u (= u_k) into slot q, and with unew != NULL the next state */
 static PetscErrorCode NNODEDeviceStep(NNLayer l, PetscInt n, PetscInt k, const void *u, PetscInt q, void *unew, cudaStream_t st)
 {
@@ -105,7 +97,7 @@ static PetscErrorCode NNODEDeviceStep(NNLayer l, PetscInt n, PetscInt k, const v
     NNCallCUDA(cudaMemcpyAsync(Y, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
     for (PetscInt j = 0; j < i; j++)
       if (sp->a[i * s + j] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[i * s + j]), NNODEDevOut(o, q, j, nc - 1), Y, st));
-    for (PetscInt c = 0; c < nc; c++) PetscCall((*l->children[c]->ops->forwarddevice)(l->children[c], NNODEDeviceChildSamples(l, c, n), c ? NNODEDevOut(o, q, i, c - 1) : Y, NNODEDevOut(o, q, i, c)));
+    for (PetscInt c = 0; c < nc; c++) PetscCall((*l->children[c]->ops->forwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool)!!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : Y, NNODEDevOut(o, q, i, c)));
   }
   if (unew) {
     NNCallCUDA(cudaMemcpyAsync(unew, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
@@ -191,7 +183,7 @@ PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PE
       glast = dK;
       for (PetscInt c = nc - 1; c >= 0; c--) {
         void *gin = c ? g[c % 2] : dYi;
-        PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNODEDeviceChildSamples(l, c, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
+        PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool)!!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
         glast = gin;
       }
     }

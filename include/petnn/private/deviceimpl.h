@@ -6,10 +6,17 @@
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 #else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
 #endif
+
+/* the samples a layer's device passes get in a pass over n samples: a pointwise layer on a spatial (DMDA) activation
+   runs on every batch slot (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
+static inline PetscInt NNLayerDeviceSamples(NNLayer l, PetscBool spatial, PetscInt n)
+{
+  return (spatial && !l->ops->forwardvec) ? l->nbatch : n;
+}
 
 #if defined(PETNN_HAVE_CUDA)
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Dense(NNLayer, PetscInt, const void *, void *);
@@ -35,6 +42,12 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscIn
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Pool(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Pool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Residual(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Residual(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_GlobalAvgPool(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_GlobalAvgPool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Upsample(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Upsample(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 #endif
 #if defined(PETNN_HAVE_CUDNN)
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Conv(NNLayer, PetscInt, const void *, void *);
