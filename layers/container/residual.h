@@ -9,8 +9,8 @@ typedef struct {
   /* device passes (-nn_device cuda): the children's outputs and their gradients
      as device arrays of the pass's precision, one of each per child, with the
      entries of the Vecs in v */
-  void **dout, **ddout;
-  size_t des;    /* their entry size (0: none made) */
+  void   **dout, **ddout;
+  size_t   des;  /* their entry size (0: none made) */
   PetscInt ndev; /* children they were made for */
 } NNLayer_Residual;
 

@@ -5,6 +5,7 @@
    -<name>_inputs a,b,...), e.g. the skip connection of a residual block written as a graph.
 */
 #include "graph.h"
+#include <petnn/private/deviceimpl.h>
 
 static PetscErrorCode NNLayerSetUp_Add(NNLayer l)
 {
@@ -87,5 +88,9 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer l)
   l->ops->createoutputvecs = NNLayerCreateOutputVecs_Add;
   l->ops->forwardmulti     = NNLayerForwardMulti_Add;
   l->ops->backwardmulti    = NNLayerBackwardMulti_Add;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
+  l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Add;
+  l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Add;
+#endif
   PetscFunctionReturn(0);
 }

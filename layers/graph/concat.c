@@ -7,6 +7,7 @@
    Graph networks only (-nn_type graph, -<name>_inputs a,b,...).
 */
 #include "graph.h"
+#include <petnn/private/deviceimpl.h>
 
 typedef struct {
   DM da; /* spatial output: the inputs' grid with C = sum of their channels */
@@ -110,6 +111,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Concat(NNLayer l)
   l->ops->createoutputvecs  = NNLayerCreateOutputVecs_Concat;
   l->ops->forwardmulti      = NNLayerForwardMulti_Concat;
   l->ops->backwardmulti     = NNLayerBackwardMulti_Concat;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
+  l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Concat;
+  l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Concat;
+#endif
   l->ops->reset             = NNLayerReset_Concat;
   l->ops->destroy           = NNLayerDestroy_Concat;
   PetscFunctionReturn(0);

@@ -7,6 +7,7 @@
    assembles the input gradient from the pieces' gradients.
 */
 #include "graph.h"
+#include <petnn/private/deviceimpl.h>
 
 typedef struct {
   PetscInt  n;     /* number of pieces */
@@ -241,6 +242,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Split(NNLayer l)
   l->ops->createoutputvecs = NNLayerCreateOutputVecs_Split;
   l->ops->forwardmulti     = NNLayerForwardMulti_Split;
   l->ops->backwardmulti    = NNLayerBackwardMulti_Split;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
+  l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Split;
+  l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Split;
+#endif
   l->ops->view             = NNLayerView_Split;
   l->ops->reset            = NNLayerReset_Split;
   l->ops->destroy          = NNLayerDestroy_Split;

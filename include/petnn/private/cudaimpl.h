@@ -51,6 +51,8 @@ typedef struct {
   void        *hx, *hy, *hg;      /* page-locked host staging: input, output (and its gradient), gradients */
   double      *target, *lossw;    /* the loss on the device: targets of a batch, the loss's work (NNCUDALossWorkSize()) */
   PetscBool    dyready;           /* the loss on the device wrote dact[nlayers] (the backward pass uploads none) */
+  void       **scratch;           /* graph networks: the gradients of a node's extra readers, added after them */
+  PetscInt     nscratch;
   cudaEvent_t *ev;                /* [4 nlayers]: each layer's forward start, stop, backward start, stop */
   size_t       bytes;             /* device memory held */
 } NNDeviceCUDA;
@@ -62,6 +64,11 @@ PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNDeviceBackward_CUDA(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 PETSC_INTERN PetscErrorCode NNDeviceGetParameters_CUDA(NN, NNDeviceParameters *);
 PETSC_INTERN PetscErrorCode NNDeviceSyncHost_CUDA(NN);
+/* graph networks (src/nn/interface/nndevicegraph_cuda.c) */
+PETSC_INTERN PetscErrorCode NNDeviceGraphSetUp_CUDA(NN, NNDeviceCUDA *);
+PETSC_INTERN PetscErrorCode NNDeviceGraphReset_CUDA(NNDeviceCUDA *);
+PETSC_INTERN PetscErrorCode NNDeviceGraphLayerForward_CUDA(NN, NNDeviceCUDA *, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode NNDeviceGraphLayerBackward_CUDA(NN, NNDeviceCUDA *, PetscInt, PetscInt, cudaStream_t);
 PETSC_INTERN PetscErrorCode NNDeviceLossEvaluate_CUDA(NN, PetscInt, Vec, PetscReal *, PetscBool *);
 PETSC_INTERN PetscErrorCode NNDeviceLossIsOnDevice_CUDA(NN, PetscBool *);
 PETSC_INTERN PetscErrorCode NNDeviceScaleOutputGradient_CUDA(NN, PetscInt, PetscReal);

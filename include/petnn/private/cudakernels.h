@@ -46,6 +46,9 @@ cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *, const void *x,
 /* dx (written, every input entry) from dy; max pooling finds each window's maximum in x again */
 cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *, const void *x, const void *dy, void *dx, cudaStream_t);
 
+/* dst[i ldd + j] = src[i lds + j] for i < rows, j < b: blocks of rows side by side (the graph layers' concat and
+   split, src/sys/cuda/cudakernels.cu) */
+cudaError_t NNCUDACopyBlocks(int single, size_t rows, size_t b, const void *src, size_t lds, void *dst, size_t ldd, cudaStream_t);
 /* x[0..N) *= alpha (src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAScale(int single, size_t N, double alpha, void *x, cudaStream_t);
 

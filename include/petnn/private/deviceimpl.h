@@ -6,9 +6,9 @@
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 #else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
 #endif
 
 /* the samples a layer's device passes get in a pass over n samples: a pointwise layer on a spatial (DMDA) activation
@@ -42,6 +42,13 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscIn
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Pool(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Pool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+/* the graph layers (layers/graph/graph_cuda.c) */
+PETSC_INTERN PetscErrorCode NNLayerForwardMultiDevice_Add(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, void *const[]);
+PETSC_INTERN PetscErrorCode NNLayerBackwardMultiDevice_Add(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, const void *const[], const void *const[], void *const[]);
+PETSC_INTERN PetscErrorCode NNLayerForwardMultiDevice_Concat(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, void *const[]);
+PETSC_INTERN PetscErrorCode NNLayerBackwardMultiDevice_Concat(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, const void *const[], const void *const[], void *const[]);
+PETSC_INTERN PetscErrorCode NNLayerForwardMultiDevice_Split(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, void *const[]);
+PETSC_INTERN PetscErrorCode NNLayerBackwardMultiDevice_Split(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, const void *const[], const void *const[], void *const[]);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Residual(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Residual(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_GlobalAvgPool(NNLayer, PetscInt, const void *, void *);

@@ -81,6 +81,10 @@ struct _NNLayerOps {
      of a type without them does not run on a device (NNSetUp() names the layer and the types that have them). */
   PetscErrorCode (*forwarddevice)(NNLayer, PetscInt, const void *, void *);
   PetscErrorCode (*backwarddevice)(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+  /* the same for the multi-input or multi-output layers of graph networks (forwardmulti, backwardmulti above) on
+     device arrays: backwardmultidevice OVERWRITES every dx[k] that is not NULL */
+  PetscErrorCode (*forwardmultidevice)(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, void *const[]);
+  PetscErrorCode (*backwardmultidevice)(NNLayer, PetscInt, PetscInt, const void *const[], PetscInt, const void *const[], const void *const[], void *const[]);
 };
 
 struct _p_NNLayer {

@@ -219,7 +219,8 @@ PetscErrorCode NNSetFromOptions_Device(NN net, PetscOptionItems *PetscOptionsObj
 /* the layer runs its own device passes: its type has them and its parameters are whole */
 PetscBool NNLayerHasDevicePasses(NNLayer l)
 {
-  return (PetscBool)(l->ops->forwarddevice && l->ops->backwarddevice && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
+  PetscBool passes = (PetscBool)((l->ops->forwarddevice && l->ops->backwarddevice) || (l->ops->forwardmultidevice && l->ops->backwardmultidevice));
+  return (PetscBool)(passes && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
 }
 
 /* after NNSetUp() made the activation Vecs: checks that the network can run on its device and makes the device arrays */
@@ -229,23 +230,22 @@ PetscErrorCode NNDeviceSetUp(NN net)
 
   PetscFunctionBegin;
   if (net->dev.type == NN_DEVICE_CPU) PetscFunctionReturn(0);
-  PetscCheck(!net->graph.on, comm, PETSC_ERR_SUP, "-nn_device %s is not available for graph networks (-nn_type graph) yet: use -nn_device cpu", NNDevices[net->dev.type]);
   PetscCheck(!net->spatial.indm, comm, PETSC_ERR_SUP, "-nn_device %s is not available for networks with a spatial (DMDA) input (NNSetInputDM()) yet: use -nn_device cpu", NNDevices[net->dev.type]);
   for (PetscInt i = 0; i < net->nlayers; i++) {
     NNLayer     l      = net->layers[i];
     const char *name   = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
-    PetscBool   passes = (PetscBool)(l->ops->forwarddevice && l->ops->backwarddevice);
+    PetscBool   passes = (PetscBool)((l->ops->forwarddevice && l->ops->backwarddevice) || (l->ops->forwardmultidevice && l->ops->backwardmultidevice));
     PetscCheck(passes, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes; the types that have them are " NN_DEVICE_LAYER_TYPES ": use -nn_device cpu for this network", NNDevices[net->dev.type], name, type);
     PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   }
   /* spatial activations run on the device only whole on one rank: the device passes do no halo exchange */
-  for (PetscInt i = 1; i <= net->nlayers; i++) {
+  for (PetscInt i = 1; i < net->nact; i++) {
     DM          dm;
     PetscMPIInt size;
     PetscCall(VecGetDM(net->act[i], &dm));
     if (!dm) continue;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-    PetscCheck(size == 1, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s's spatial (DMDA) output is split over %d ranks; on the device a sample's spatial activations must live on one rank (give the to_spatial layer -<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on a communicator of one rank, e.g. data parallel with one rank per group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)net->layers[i - 1])->name, (int)size);
+    PetscCheck(size == 1, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s's spatial (DMDA) output is split over %d ranks; on the device a sample's spatial activations must live on one rank (give the to_spatial layer -<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on a communicator of one rank, e.g. data parallel with one rank per group) or use -nn_device cpu", NNDevices[net->dev.type], i <= net->nlayers ? ((PetscObject)net->layers[i - 1])->name : "(a further output of a split)", (int)size);
   }
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNDeviceSetUp_CUDA(net));

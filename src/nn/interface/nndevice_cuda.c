@@ -102,6 +102,7 @@ PetscErrorCode NNDeviceReset_CUDA(NN net)
   if ((void *)c->master != c->theta) PetscCall(NNCUDAFree((void **)&c->master));
   PetscCall(NNCUDAFree(&c->theta));
   PetscCall(NNCUDAFree(&c->dtheta));
+  PetscCall(NNDeviceGraphReset_CUDA(c));
   PetscCall(NNCUDAFree((void **)&c->target));
   PetscCall(NNCUDAFree((void **)&c->lossw));
   if (c->hx) NNCallCUDA(cudaFreeHost(c->hx));
@@ -153,6 +154,7 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
     PetscCall(NNCUDAMalloc(c->len[i] * c->esize, &c->dact[i]));
     c->bytes += 2 * c->len[i] * c->esize;
   }
+  PetscCall(NNDeviceGraphSetUp_CUDA(net, c));
   PetscCall(VecGetLocalSize(net->theta, &c->np));
   PetscCall(NNCUDAMalloc(c->np * c->esize, &c->theta));
   PetscCall(NNCUDAMalloc(c->np * c->esize, &c->dtheta));
@@ -345,7 +347,8 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   PetscCall(VecGetArrayRead(x0, &a));
   PetscCall(NNDeviceUpload(c, NNDeviceLength(net, c, 0, n), a, c->hx, c->act[0], s));
   PetscCall(VecRestoreArrayRead(x0, &a));
-  for (PetscInt i = 0; i < L; i++) {
+  for (PetscInt t = 0; t < L; t++) { /* graph networks: in their topological order */
+    PetscInt      i     = net->graph.on ? net->graph.order[t] : t;
     NNLayer       l     = net->layers[i];
     PetscInt      draws = 0;
     PetscLogEvent fwd, bwd;
@@ -356,7 +359,8 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[0] * draws);
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
     PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1]);
+    if (net->graph.on) PetscCall(NNDeviceGraphLayerForward_CUDA(net, c, i, n));
+    else PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1]);
     PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
@@ -375,13 +379,30 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
   PetscFunctionReturn(0);
 }
 
+/* after the backward device pass of layer i, when its gradient slice is final: the nccl reducer all-reduces it on the
+   device (resident parameters); a host reducer gets it downloaded into dtheta (data parallel) */
+static PetscErrorCode NNDeviceLayerDone(NN net, NNDeviceCUDA *c, PetscInt i, PetscScalar *dtheta, cudaStream_t s)
+{
+  NNBackwardCallbacks *cb = &net->pass.backward;
+  NNLayer              l  = net->layers[i];
+
+  PetscFunctionBegin;
+  if (net->dev.resident && cb->layerdonedevice) PetscCall((*cb->layerdonedevice)(net, i, c->dtheta, cb->ctx));
+  else if (cb->layerdone) { /* the layer's gradient into the Vec now, all-reduce the finished buckets */
+    if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
+    PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx));
+  }
+  PetscFunctionReturn(0);
+}
+
 /*
    NNDeviceBackward_CUDA - after NNDeviceForwardLayers_CUDA() on the same batch (the device activations and parameter
    copy are still those): uploads the loss gradient dact[nlayers] (unless the loss on the device wrote it), runs the
    backward device passes from the last layer down and adds the parameter gradient into dtheta (host, double): layer
    by layer, each followed by layerdone, when there is a layerdone callback (data parallel), else all at once at the
    end, and not at all when the parameters are resident (NNDeviceSetResident(): a device optimizer step follows);
-   downloads the input gradient into dx0 when need[0] and dx0
+   downloads the input gradient into dx0 when need[0] and dx0. need[i]: a sequential network's layer i computes its
+   input gradient; a graph network's node i needs a gradient (net->graph.need)
 */
 PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Vec dx0, PetscScalar *dtheta, PetscBool need[])
 {
@@ -403,19 +424,25 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
   }
   c->dyready = PETSC_FALSE;
   if (c->np) NNCallCUDA(cudaMemsetAsync(c->dtheta, 0, c->np * c->esize, s));
-  for (PetscInt i = L - 1; i >= 0; i--) {
+  if (net->graph.on)
+    for (PetscInt i = 0; i < L; i++) net->graph.done[i] = PETSC_FALSE;
+  for (PetscInt t = L - 1, low = L; t >= 0; t--) { /* graph networks: in reverse topological order */
+    PetscInt      i = net->graph.on ? net->graph.order[t] : t;
     NNLayer       l = net->layers[i];
     PetscLogEvent fwd, bwd;
+    PetscBool     run = (PetscBool)(!net->graph.on || need[i + 1]); /* graph: a layer whose output needs no gradient has no parameters and nothing before it needs one */
     PetscCall(NNLayerGetDeviceEvents(((PetscObject)l)->type_name, &fwd, &bwd));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 2], s));
     PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
-    PetscUseTypeMethod(l, backwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
+    if (run && net->graph.on) PetscCall(NNDeviceGraphLayerBackward_CUDA(net, c, i, n, s));
+    else if (run) PetscUseTypeMethod(l, backwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
-    if (net->dev.resident && cb->layerdonedevice) PetscCall((*cb->layerdonedevice)(net, i, c->dtheta, cb->ctx)); /* the nccl reducer: all-reduce on the device */
-    else if (cb->layerdone) { /* data parallel: the layer's gradient into the Vec now, all-reduce the finished buckets */
-      if (l->nparam) PetscCall(NNDeviceDownload(c, l->nparam, l->dev.dtheta, c->hg, dtheta + l->poff, PETSC_TRUE, s));
-      PetscCall((*cb->layerdone)(net, i, dtheta, cb->ctx));
+    /* graph: the parameter slices lie in list order, so layers low .. L-1 all done make the gradient from low's on final */
+    if (!net->graph.on) PetscCall(NNDeviceLayerDone(net, c, i, dtheta, s));
+    else {
+      net->graph.done[i] = PETSC_TRUE;
+      while (low > 0 && net->graph.done[low - 1]) PetscCall(NNDeviceLayerDone(net, c, --low, dtheta, s));
     }
   }
   /* the whole gradient at once; resident, it stays on the device for the optimizer's device step */

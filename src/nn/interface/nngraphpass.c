@@ -120,6 +120,10 @@ PetscErrorCode NNGraphBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar 
 
   PetscFunctionBegin;
   PetscCall(NNGraphNeed(net, dx0 ? PETSC_TRUE : PETSC_FALSE));
+  if (net->dev.type != NN_DEVICE_CPU) { /* the same wiring on device arrays (src/nn/interface/nndevicegraph_cuda.c) */
+    PetscCall(NNDeviceBackward(net, n, x0, dx0, dtheta, net->graph.need));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt i = 0; i < net->nlayers; i++) net->graph.done[i] = PETSC_FALSE;
   for (PetscInt t = net->nlayers - 1; t >= 0; t--) {
     PetscInt i = net->graph.order[t];

@@ -67,12 +67,12 @@ static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
   PetscBool shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
 
   PetscFunctionBegin;
-  if (net->graph.on) {
-    PetscCall(NNGraphForward(net, n, x));
+  if (net->dev.type != NN_DEVICE_CPU) { /* the layers' device passes, double or single, graphs too (src/nn/interface/nndevice.c) */
+    PetscCall(NNDeviceForwardLayers(net, n, x));
     PetscFunctionReturn(0);
   }
-  if (net->dev.type != NN_DEVICE_CPU) { /* the layers' device passes, double or single (src/nn/interface/nndevice.c) */
-    PetscCall(NNDeviceForwardLayers(net, n, x));
+  if (net->graph.on) {
+    PetscCall(NNGraphForward(net, n, x));
     PetscFunctionReturn(0);
   }
   if (net->prec.type == NN_PRECISION_SINGLE) {

@@ -63,3 +63,17 @@ extern "C" cudaError_t NNCUDAScale(int single, size_t N, double alpha, void *x, 
   if (single) return NNCUDALaunch(NNScaleKernel<float>, NNCUDABlocks(N), 256, s, N, (float)alpha, (float *)x);
   return NNCUDALaunch(NNScaleKernel<double>, NNCUDABlocks(N), 256, s, N, alpha, (double *)x);
 }
+
+template <typename T>
+__global__ void NNCopyBlocksKernel(size_t rows, size_t b, const T *src, size_t lds, T *dst, size_t ldd)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows * b; i += (size_t)gridDim.x * blockDim.x) dst[(i / b) * ldd + i % b] = src[(i / b) * lds + i % b];
+}
+
+extern "C" cudaError_t NNCUDACopyBlocks(int single, size_t rows, size_t b, const void *src, size_t lds, void *dst, size_t ldd, cudaStream_t s)
+{
+  size_t N = rows * b;
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNCopyBlocksKernel<float>, NNCUDABlocks(N), 256, s, rows, b, (const float *)src, lds, (float *)dst, ldd);
+  return NNCUDALaunch(NNCopyBlocksKernel<double>, NNCUDABlocks(N), 256, s, rows, b, (const double *)src, lds, (double *)dst, ldd);
+}
