@@ -6,9 +6,9 @@
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 #else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
+  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
 #endif
 
 #if defined(PETNN_HAVE_CUDA)
@@ -35,6 +35,11 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscIn
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Pool(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Pool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+/* the normalization layers: batchnorm1d/2d/3d; group_norm, instance_norm, layer_norm (layers/norm/norm_cuda.c) */
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_BatchNorm(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_BatchNorm(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Norm(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Norm(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 #endif
 #if defined(PETNN_HAVE_CUDNN)
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Conv(NNLayer, PetscInt, const void *, void *);
