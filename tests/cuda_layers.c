@@ -172,7 +172,7 @@ static PetscErrorCode FillBatch(Ctx *ctx, NN net, PetscBool kinkfree, Vec x, Vec
 static PetscErrorCode CaseSetUp(Ctx *ctx, NN net, const char prefix[])
 {
   PetscBool    eval = PETSC_FALSE;
-  PetscReal    a = 0, u;
+  PetscReal    a = 0, u = 0;
   PetscInt     m;
   Vec          v;
   PetscScalar *p;
