@@ -193,19 +193,22 @@ __device__ inline size_t NNNormEntries(const NNNormG &g)
   return g.spatial ? g.npos * g.D : g.n * g.C * g.npos;
 }
 
-/* entry e as (s, c, q); false for a slot s >= n */
-__device__ inline bool NNNormEntry(const NNNormG &g, size_t e, size_t *s, size_t *c, size_t *q)
+/* the channel and the statistic group of entry e; false for a slot s >= n */
+__device__ inline bool NNNormEntry(const NNNormG &g, size_t e, size_t *c, size_t *gi)
 {
+  size_t s, q;
   if (g.spatial) {
     const size_t i = e % g.D;
-    *q             = e / g.D;
-    *s             = i / g.C;
+    q              = e / g.D;
+    s              = i / g.C;
     *c             = i % g.C;
-    return *s < g.n;
+    if (s >= g.n) return false;
+  } else {
+    q  = e % g.npos;
+    *c = (e / g.npos) % g.C;
+    s  = e / (g.npos * g.C);
   }
-  *q = e % g.npos;
-  *c = (e / g.npos) % g.C;
-  *s = e / (g.npos * g.C);
+  *gi = NNNormGroupOf(g, s, *c, q);
   return true;
 }
 
@@ -215,14 +218,12 @@ __global__ void NNNormForwardKernel(NNNormG g, const T *x, const double *stat, c
   const size_t  N = NNNormEntries(g), G = NNNormBuckets(g, g.kind);
   const double *mean = stat, *rstd = stat + 2 * G;
   for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < N; e += (size_t)gridDim.x * blockDim.x) {
-    size_t s, c, q;
-    if (!NNNormEntry(g, e, &s, &c, &q)) {
-      y[e] = (T)0;
-      continue;
+    size_t c, gi;
+    double v = 0;
+    if (NNNormEntry(g, e, &c, &gi)) {
+      v = ((double)x[e] - mean[gi]) * rstd[gi];
+      if (w) v = v * (double)w[c] + (double)b[c];
     }
-    const size_t gi = NNNormGroupOf(g, s, c, q);
-    double       v  = ((double)x[e] - mean[gi]) * rstd[gi];
-    if (w) v = v * (double)w[c] + (double)b[c];
     y[e] = (T)v;
   }
 }
@@ -235,19 +236,15 @@ __global__ void NNNormBackwardKernel(NNNormG g, int batchstats, int weighted, co
   const size_t  N = NNNormEntries(g), G = NNNormBuckets(g, g.kind), m = NNNormBucketSize(g, g.kind);
   const double *mean = stat, *rstd = stat + 2 * G, *S1 = sums, *S2 = sums + G;
   for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < N; e += (size_t)gridDim.x * blockDim.x) {
-    size_t s, c, q;
-    if (!NNNormEntry(g, e, &s, &c, &q)) {
-      dx[e] = (T)0;
-      continue;
+    size_t c, gi;
+    double v = 0;
+    if (NNNormEntry(g, e, &c, &gi)) {
+      const double wc = w ? (double)w[c] : 1.0, f = weighted ? 1.0 : wc;
+      v = wc * (double)dy[e];
+      if (batchstats) v = v - f * S1[gi] / (double)m - ((double)x[e] - mean[gi]) * rstd[gi] * (f * S2[gi] / (double)m);
+      v *= rstd[gi];
     }
-    const size_t gi = NNNormGroupOf(g, s, c, q);
-    const double wc = w ? (double)w[c] : 1.0, gv = wc * (double)dy[e];
-    double       v = gv;
-    if (batchstats) {
-      const double f = weighted ? 1.0 : wc, xh = ((double)x[e] - mean[gi]) * rstd[gi];
-      v = gv - f * S1[gi] / (double)m - xh * (f * S2[gi] / (double)m);
-    }
-    dx[e] = (T)(rstd[gi] * v);
+    dx[e] = (T)v;
   }
 }
 
