@@ -12,7 +12,10 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
                      "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n"
-                     "  -without_cudnn       leave out the cases with conv2d (a build without cuDNN: the CUDA emulation)\n\n";
+                     "  -without_cudnn       leave out the cases with conv2d (a build without cuDNN: the CUDA emulation)\n\n"
+                     "A network with buffers (batch norm's running statistics) must have the same buffers after the pass on both\n"
+                     "devices (1e-12 in double, 1e-6 in single). A case's options may hold test options: -test_eval (evaluation mode,\n"
+                     "buffers drawn in [0.5, 1.5]) and -test_perturb <a> (a uniform number in [-a, a] added to every parameter).\n\n";
 
 #include <petnn/private/nnimpl.h>
 #include "nntest.h"
@@ -21,7 +24,8 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
 
 typedef struct {
   PetscRandom rand;
-  PetscReal   tol[2]; /* [NNPrecision] */
+  PetscReal   tol[2];    /* [NNPrecision] */
+  PetscReal   buftol[2]; /* buffers (running statistics) after the pass */
   PetscBool   print_errors;
   NNDevice    dev; /* the device compared with the CPU (NN_DEVICE_CPU with -cpu_vs_cpu) */
   char        only[64];
@@ -79,6 +83,19 @@ static const Case cases[] = {
   {"ode on a spatial state (conv2d - tanh - conv2d)", "-nn_layers sp,c0,blk,fl,fc -sp_type to_spatial -c0_type conv2d -c0_filters 4 -c0_kernel 3 -c0_padding 1 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 2 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type conv2d -fa_filters 4 -fa_kernel 3 -fa_padding 1 -ta_type tanh -fb_type conv2d -fb_filters 4 -fb_kernel 3 -fb_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 1,6,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"cnn",                  "-nn_layers sp,c1,r1,p1,c2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 16 -c1_kernel 3 -c1_padding 1 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 32 -c2_kernel 5 -c2_padding 2 -fl_type spatial_flatten -fc_type dense -fc_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 0},
   {"cnn with dropout, batch 4 of 6", "-nn_layers sp,c1,r1,p1,c2,r2,p2,fl,fc1,r3,drop,fc2 -sp_type to_spatial -c1_type conv2d -c1_filters 8 -c1_kernel 5 -c1_padding 2 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 16 -c2_kernel 5 -c2_padding 2 -r2_type relu -p2_type maxpool2d -p2_kernel 2 -fl_type spatial_flatten -fc1_type dense -fc1_units 32 -r3_type relu -drop_type dropout -fc2_type dense -fc2_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
+  {"batchnorm1d",          "-nn_layers fc0,bn,fc -fc0_type dense -fc0_units 5 -bn_type batchnorm1d -fc_type dense -fc_units 3 -nn_input_shape 4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_FALSE, 0},
+  {"batchnorm1d, evaluation mode", "-nn_layers fc0,bn,fc -fc0_type dense -fc0_units 5 -bn_type batchnorm1d -fc_type dense -fc_units 3 -nn_input_shape 4 -nn_loss mse -test_perturb 0.5 -test_eval", PETSC_FALSE, PETSC_FALSE, 0},
+  {"batchnorm2d",          "-nn_layers sp,bn,fl,fc -sp_type to_spatial -bn_type batchnorm2d -bn_momentum 0.3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,8,6 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
+  {"batchnorm2d, evaluation mode", "-nn_layers sp,bn,fl,fc -sp_type to_spatial -bn_type batchnorm2d -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,8,6 -nn_loss mse -test_perturb 0.5 -test_eval", PETSC_FALSE, PETSC_TRUE, 0},
+  {"batchnorm2d, batch 4 of 6", "-nn_layers sp,bn,fl,fc -sp_type to_spatial -bn_type batchnorm2d -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,8,6 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 4},
+  {"batchnorm3d",          "-nn_layers sp,bn,fl,fc -sp_type to_spatial -bn_type batchnorm3d -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4,3 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
+  {"layer_norm",           "-nn_layers ln,fc -ln_type layer_norm -fc_type dense -fc_units 3 -nn_input_shape 7 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_FALSE, 0},
+  {"layer_norm without affine, (C,L) samples", "-nn_layers ln,f,fc -ln_type layer_norm -ln_affine 0 -f_type flatten -fc_type dense -fc_units 3 -nn_input_shape 4,5 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_FALSE, 0},
+  {"layer_norm spatial",   "-nn_layers sp,ln,fl,fc -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 4,3,5 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
+  {"group_norm, (C,L) samples", "-nn_layers gn,f,fc -gn_type group_norm -gn_groups 2 -f_type flatten -fc_type dense -fc_units 3 -nn_input_shape 6,4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_FALSE, 0},
+  {"group_norm spatial",   "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 4,8,8 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
+  {"group_norm spatial without affine, batch 4 of 6", "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 3 -gn_affine 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 6,3,4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 4},
+  {"instance_norm spatial, affine", "-nn_layers sp,in,fl,fc -sp_type to_spatial -in_type instance_norm -in_affine 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,4,4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
 };
 
 static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
@@ -169,6 +186,83 @@ static PetscErrorCode FillBatch(Ctx *ctx, NN net, PetscBool kinkfree, Vec x, Vec
   PetscFunctionReturn(0);
 }
 
+/* the case's test options: -test_eval (evaluation mode, buffers in [0.5, 1.5]), -test_perturb a (parameters + [-a, a]) */
+static PetscErrorCode CaseSetUp(Ctx *ctx, NN net, const char prefix[])
+{
+  PetscBool    eval = PETSC_FALSE;
+  PetscReal    a = 0, u = 0;
+  PetscInt     m;
+  Vec          v;
+  PetscScalar *p;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetBool(NULL, prefix, "-test_eval", &eval, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, prefix, "-test_perturb", &a, NULL));
+  for (int b = 0; b < 2; b++) {
+    if (b ? !eval : !a) continue;
+    if (b) PetscCall(NNGetBuffers(net, &v));
+    else PetscCall(NNGetParameters(net, &v));
+    PetscCall(VecGetLocalSize(v, &m));
+    PetscCall(VecGetArray(v, &p));
+    for (PetscInt i = 0; i < m; i++) {
+      PetscCall(Uniform(ctx, &u));
+      p[i] = b ? 1 + 0.5 * u : p[i] + a * u;
+    }
+    PetscCall(VecRestoreArray(v, &p));
+  }
+  if (eval) PetscCall(NNSetTraining(net, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+/* the buffers (batch norm's running statistics) before the CPU's pass in b0 (NULL: the network has none) */
+static PetscErrorCode BuffersSave(NN net, Vec *b0)
+{
+  Vec      buf;
+  PetscInt n;
+
+  PetscFunctionBegin;
+  *b0 = NULL;
+  PetscCall(NNGetBuffers(net, &buf));
+  PetscCall(VecGetSize(buf, &n));
+  if (!n) PetscFunctionReturn(0);
+  PetscCall(VecDuplicate(buf, b0));
+  PetscCall(VecCopy(buf, *b0));
+  PetscFunctionReturn(0);
+}
+
+/* after the CPU's pass: its buffers into bc, and the buffers back to b0 for the other device's pass */
+static PetscErrorCode BuffersSwap(NN net, Vec b0, Vec *bc)
+{
+  Vec buf;
+
+  PetscFunctionBegin;
+  *bc = NULL;
+  if (!b0) PetscFunctionReturn(0);
+  PetscCall(NNGetBuffers(net, &buf));
+  PetscCall(VecDuplicate(buf, bc));
+  PetscCall(VecCopy(buf, *bc));
+  PetscCall(VecCopy(b0, buf));
+  PetscFunctionReturn(0);
+}
+
+/* after the other device's pass: its buffers against the CPU's bc; the buffers back to b0 (the next precision's start) */
+static PetscErrorCode BuffersCheck(Ctx *ctx, NN net, const char label[], NNPrecision p, Vec *b0, Vec *bc)
+{
+  Vec       buf;
+  PetscReal d;
+
+  PetscFunctionBegin;
+  if (!*b0) PetscFunctionReturn(0);
+  PetscCall(NNGetBuffers(net, &buf));
+  PetscCall(NNTestRelDiff(*bc, buf, &d));
+  if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: %s vs cpu: running statistics %.2e\n", label, NNPrecisions[p], NNDevices[ctx->dev], (double)d));
+  PetscCheck(d <= ctx->buftol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: %s vs cpu running statistics differ by %g > %g", label, NNPrecisions[p], NNDevices[ctx->dev], (double)d, (double)ctx->buftol[p]);
+  PetscCall(VecCopy(*b0, buf));
+  PetscCall(VecDestroy(b0));
+  PetscCall(VecDestroy(bc));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
 {
   char        prefix[16];
@@ -193,6 +287,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
   PetscCall(NNTestInsertPrefixed(prefix, c->opts));
   PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
+  PetscCall(CaseSetUp(ctx, net, prefix));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
   rng0 = net->rng; /* both devices draw the same dropout masks */
@@ -200,11 +295,15 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   for (int p = 0; p < (graph ? 1 : 2); p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE (graph networks: double) */
     Result    rc, rg;
     PetscReal d[4] = {0, 0, 0, 0};
+    Vec       b0, bc;
     PetscCall(NNSetPrecision(net, (NNPrecision)p));
+    PetscCall(BuffersSave(net, &b0)); /* both devices start from the same buffers */
     net->rng = rng0;
     PetscCall(Run(net, NN_DEVICE_CPU, n, x, t, &rc));
+    PetscCall(BuffersSwap(net, b0, &bc));
     net->rng = rng0;
     PetscCall(Run(net, ctx->dev, n, x, t, &rg));
+    PetscCall(BuffersCheck(ctx, net, c->label, (NNPrecision)p, &b0, &bc));
     d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
     if (n == NBATCH) { /* a smaller batch leaves the other samples' outputs and input gradients unspecified */
       PetscCall(NNTestRelDiff(rc.y, rg.y, &d[1]));
@@ -300,7 +399,7 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNView() names the device: PASSED\n"));
   PetscCall(NNDestroy(&net));
 
-  PetscCall(NNTestInsertPrefixed("e_", "-nn_layers fc,bn -fc_type dense -fc_units 3 -bn_type batchnorm1d -nn_input_shape 4"));
+  PetscCall(NNTestInsertPrefixed("e_", "-nn_layers sp,up -sp_type to_spatial -up_type upsample -up_mode bilinear -nn_input_shape 1,2,2"));
   PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
   PetscCall(NNSetOptionsPrefix(net, "e_"));
   PetscCall(NNSetFromOptions(net));
@@ -308,10 +407,10 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = NNSetUp(net);
   PetscCall(PetscPopErrorHandler());
-  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a batchnorm1d layer on the device");
+  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a bilinear upsample layer on the device");
   PetscCall(PetscErrorMessage(ierr, &etext, &msg));
   PetscCheck(msg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() failed without a message");
-  PetscCall(PetscStrstr(msg, "layer bn (type batchnorm1d) has no device passes", &found));
+  PetscCall(PetscStrstr(msg, "layer up (type upsample) has no device passes", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not name the layer: %s", msg);
   PetscCall(PetscStrstr(msg, "dense, flatten", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
@@ -329,6 +428,8 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   ctx.tol[NN_PRECISION_DOUBLE] = 1e-12;
   ctx.tol[NN_PRECISION_SINGLE] = 1e-5;
+  ctx.buftol[NN_PRECISION_DOUBLE] = 1e-12;
+  ctx.buftol[NN_PRECISION_SINGLE] = 1e-6;
   ctx.print_errors             = PETSC_FALSE;
   ctx.only[0]                  = 0;
   ctx.nocudnn                  = PETSC_FALSE;

@@ -151,6 +151,9 @@ static PetscErrorCode NNLayerReset_BatchNorm1d(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscFree5(bn->xhat, bn->mean, bn->invstd, bn->s1, bn->s2));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNNormDeviceReset(&bn->p.dev));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -240,6 +243,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer l)
   l->ops->reset    = NNLayerReset_BatchNorm1d;
   l->ops->forward  = NNLayerForward_BatchNorm1d;
   l->ops->backward = NNLayerBackward_BatchNorm1d;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_BatchNorm;
+  l->ops->backwarddevice = NNLayerBackwardDevice_BatchNorm;
+#endif
   l->ops->view     = NNLayerView_BatchNorm1d;
   PetscCall(NNBatchNormCreateBase(l));
   PetscFunctionReturn(0);

@@ -5,12 +5,13 @@
 */
 #pragma once
 
-#include <petnn/private/nnimpl.h>
+#include "normdevice.h"
 
 /* the first member of every batch-norm type's data */
 typedef struct {
   PetscReal momentum, eps;
-  PetscInt  C; /* channels */
+  PetscInt     C;   /* channels */
+  NNNormDevice dev; /* -nn_device cuda (layers/norm/norm_cuda.c) */
 } NNBatchNormBase;
 
 PETSC_INTERN PetscErrorCode NNBatchNormCreateBase(NNLayer);                 /* defaults, shared callbacks and setters (l->data allocated) */

@@ -236,6 +236,9 @@ static PetscErrorCode NNLayerReset_BatchNormSpatial(NNLayer l)
   PetscCall(PetscFree5(bn->mue, bn->acc1, bn->acc2, bn->ae, bn->be));
   if (bn->stattype != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&bn->stattype));
   if (bn->statop != MPI_OP_NULL) PetscCallMPI(MPI_Op_free(&bn->statop));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNNormDeviceReset(&bn->p.dev));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -375,6 +378,10 @@ static PetscErrorCode NNLayerCreate_BatchNormSpatial(NNLayer l, PetscInt nd)
   l->ops->backwardvec     = NNLayerBackwardVec_BatchNormSpatial;
   l->ops->createoutputvec = NNLayerCreateOutputVec_BatchNormSpatial;
   l->ops->view            = NNLayerView_BatchNormSpatial;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_BatchNorm;
+  l->ops->backwarddevice = NNLayerBackwardDevice_BatchNorm;
+#endif
   PetscCall(NNBatchNormCreateBase(l));
   PetscFunctionReturn(0);
 }

@@ -12,7 +12,7 @@
 */
 #pragma once
 
-#include <petnn/private/nnimpl.h>
+#include "normdevice.h"
 
 typedef enum {
   NN_NORM_GROUP,    /* group_norm: statistics per (sample, group of channels) over the group's channels and all positions */
@@ -39,6 +39,7 @@ typedef struct {
   PetscScalar *acc1, *acc2;    /* per-(sample, channel) sums [nbatch*C] each */
   PetscScalar *pg;             /* parameter-gradient partial sums [2C] */
   PetscScalar *gs;             /* per-statistic sums [2 nbatch C] */
+  NNNormDevice dev;            /* -nn_device cuda (layers/norm/norm_cuda.c) */
 } NNNorm;
 
 PETSC_INTERN PetscErrorCode NNNormCreateBase(NNLayer, NNNormKind);

@@ -169,6 +169,9 @@ static PetscErrorCode NNLayerReset_Norm(NNLayer l)
   PetscCall(PetscFree(p->pg));
   PetscCall(PetscFree2(p->mean, p->rstd));
   p->cap = 0;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNNormDeviceReset(&p->dev));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -301,6 +304,10 @@ PetscErrorCode NNNormCreateBase(NNLayer l, NNNormKind kind)
   l->ops->createoutputvec = NNLayerCreateOutputVec_Norm;
   l->ops->view            = NNLayerView_Norm;
   l->ops->destroy         = NNLayerDestroy_Norm;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Norm;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Norm;
+#endif
   PetscCall(NNLayerComposeFunctions(l, kind == NN_NORM_GROUP ? 3 : 2, NNNormFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

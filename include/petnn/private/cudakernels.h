@@ -79,6 +79,35 @@ typedef struct {
   size_t D;
 } NNCUDAUpsampleGeom;
 cudaError_t NNCUDAUpsampleNearest(int single, int forward, const NNCUDAUpsampleGeom *, const void *in, void *out, cudaStream_t);
+/* the normalization layers (layers/norm/norm_kernels.cu): statistics (mean, biased variance, 1/sqrt(var + eps)) of
+   groups of entries, the normalization with them and its adjoint. The activation is sequential, [s][c][q] (n samples of
+   C channels of npos positions), or spatial (the DMDA layout of one rank), [q][slot][c] with D = nb*C entries per pixel,
+   of which slots s >= n are not counted and get zero output and input gradient. A group is a channel over the samples
+   and positions (batch norm), a sample's group of cg consecutive channels over the positions (group norm) or a
+   sample's position over the channels (layer norm). Sums are in double in both precisions; stat (device, double) holds
+   mean, var and rstd of every group, [3][groups], work (device, double) NNCUDANormWorkSize() entries. */
+typedef enum {
+  NN_CUDA_NORM_CHANNEL,  /* groups c < C */
+  NN_CUDA_NORM_GROUP,    /* groups s*(C/cg) + c/cg */
+  NN_CUDA_NORM_POSITION  /* groups s*npos + q */
+} NNCUDANormKind;
+typedef struct {
+  NNCUDANormKind kind;
+  int            spatial;
+  size_t         n, C, npos, D, cg;
+  double         eps;
+} NNCUDANormGeom;
+/* the groups of the geometry, and the doubles work must hold for it */
+size_t NNCUDANormGroups(const NNCUDANormGeom *);
+size_t NNCUDANormWorkSize(const NNCUDANormGeom *);
+/* stat of the groups of x (corrected two-pass: the mean, then the sums of x - mean and their squares) */
+cudaError_t NNCUDANormStats(int single, const NNCUDANormGeom *, const void *x, double *stat, double *work, cudaStream_t);
+/* y = (x - mean) rstd w[c] + b[c] (w, b NULL: 1, 0) on every entry, zero in slots s >= n */
+cudaError_t NNCUDANormForward(int single, const NNCUDANormGeom *, const void *x, const double *stat, const void *w, const void *b, void *y, cudaStream_t);
+/* the adjoint of NNCUDANormForward() with the statistics of the groups in stat: batchstats, the statistics are x's
+   (dx = rstd (w dy - mean_group(w dy) - xhat mean_group(w dy xhat))), else fixed (dx = rstd w dy); dw (NULL: no
+   parameters) gets the gradients of w and b ADDED, dw[c] += sum dy xhat, dw[C + c] += sum dy; dx may be NULL */
+cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const void *w, double *work, void *dw, void *dx, cudaStream_t);
 
 /* y[0..N) += alpha x[0..N) (the ODE blocks' stage sums, src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t);
