@@ -319,6 +319,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
   PetscCall(NNDestroy(&net));
+  PetscCall(NNTestClearPrefixed(prefix, c->opts));
   PetscFunctionReturn(0);
 }
 

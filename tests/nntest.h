@@ -40,6 +40,22 @@ static inline PetscErrorCode NNTestInsertPrefixed(const char prefix[], const cha
   PetscFunctionReturn(0);
 }
 
+/* removes the options NNTestInsertPrefixed(prefix, opts) inserted (the options database holds at most 512) */
+static inline PetscErrorCode NNTestClearPrefixed(const char prefix[], const char opts[])
+{
+  char name[256];
+
+  PetscFunctionBegin;
+  for (const char *s = opts; *s; s++) {
+    size_t k = 0;
+    if (!(*s == '-' && (s == opts || s[-1] == ' ') && !(s[1] >= '0' && s[1] <= '9') && s[1] != '.')) continue;
+    while (s[1 + k] && s[1 + k] != ' ' && k < sizeof(name) - 1) k++;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-%s%.*s", prefix, (int)k, s + 1));
+    PetscCall(PetscOptionsClearValue(NULL, name));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* a synthetic classification set of n samples of nf features and nc classes, written to file as PETSc binary: a dense
    Mat (rows = samples; feature j of sample i is uniform in [0,1) plus 1 where j is its class i mod nc) and a Vec of
    the labels, as NNDATABINARY reads them. seed: PetscRandom's */
