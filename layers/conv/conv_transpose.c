@@ -21,6 +21,7 @@
    Parameters (PyTorch order): weight [in, out/groups, (kd,) kh, kw], bias [out].
 */
 #include "conv.h"
+#include <petnn/private/deviceimpl.h>
 #include <cblas.h>
 
 static const char *const NNConvTAxisName[3] = {"width", "height", "depth"};
@@ -104,6 +105,9 @@ static PetscErrorCode NNLayerReset_ConvTranspose(NNLayer l)
   PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
   PetscCall(PetscFree2(d->work, d->iwork));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNConvGemmResetDevice(&d->gemm));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -346,6 +350,10 @@ static PetscErrorCode NNLayerCreate_ConvTranspose(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_ConvTranspose;
   l->ops->reset           = NNLayerReset_ConvTranspose;
   l->ops->destroy         = NNLayerDestroy_ConvTranspose;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_ConvTranspose; /* im2col kernels and GEMMs (layers/conv/conv_gemm_cuda.c) */
+  l->ops->backwarddevice = NNLayerBackwardDevice_ConvTranspose;
+#endif
   PetscCall(NNConvTransposeComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

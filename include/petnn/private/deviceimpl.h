@@ -5,11 +5,7 @@
 #include <petnn/private/layerimpl.h>
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
-#if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
-#else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
-#endif
+#define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d/3d, conv_transpose2d/3d, maxpool2d/3d, avgpool2d/3d, ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 
 #if defined(PETNN_HAVE_CUDA)
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Dense(NNLayer, PetscInt, const void *, void *);
@@ -35,8 +31,9 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscIn
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Pool(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Pool(NNLayer, PetscInt, const void *, const void *, const void *, void *);
-#endif
-#if defined(PETNN_HAVE_CUDNN)
+/* conv2d/3d: cuDNN or GEMMs (-<layer>device_algorithm); conv_transpose2d/3d: GEMMs */
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Conv(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Conv(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_ConvTranspose(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 #endif
