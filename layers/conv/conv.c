@@ -24,7 +24,8 @@
    slots are computed; the output's other slots are zero.
 
    Parameters (PyTorch order): weight [out, in/groups, (kd,) kh, kw], bias [out]. With -<layer>_partition
-   filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c).
+   filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c). The device passes
+   (-nn_device cuda) are cuDNN's or im2col kernels and cuBLAS GEMMs (layers/conv/conv_device_cuda.c chooses).
 */
 #include "conv.h"
 #include <petnn/private/deviceimpl.h>

@@ -1,7 +1,8 @@
 /*
    Private to the convolution layers: layers/conv/conv.c (the layer types), layers/conv/convopts.c (options,
    setters, getters, view), layers/conv/conv_transpose.c and conv_transpose_opts.c (the transposed convolutions), layers/conv/conv_run.c (threads), layers/conv/conv_im2col.c and
-   layers/conv/conv_winograd.c (the two algorithms).
+   layers/conv/conv_winograd.c (the two algorithms); on the device (-nn_device cuda) layers/conv/conv_device_cuda.c,
+   conv_cuda.c (cuDNN) and conv_gemm_cuda.c (im2col kernels and cuBLAS GEMMs).
 */
 #pragma once
 
