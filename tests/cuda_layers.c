@@ -298,6 +298,28 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));
   PetscCall(NNDestroy(&net));
+
+  /* cuDNN's passes are for conv2d only (and need a PetNN built with cuDNN): the first pass refuses them for conv3d */
+  PetscCall(NNTestInsertPrefixed("e3_", "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv3d -c_filters 2 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 1,3,3,3 -nn_loss mse -nn_device cuda"));
+  PetscCall(CreateNet(PETSC_COMM_SELF, "e3_", &net));
+  {
+    Vec       x, t;
+    PetscReal L;
+    PetscCall(NNCreateBatchVecs(net, &x, &t));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(VecSet(t, 0.0));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = NNLossGradient(net, NBATCH, x, t, &L, NULL);
+    PetscCall(PetscPopErrorHandler());
+    PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a conv3d layer ran with -device_algorithm cudnn");
+    PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+    PetscCall(PetscStrstr(msg, "-e3_c_device_algorithm cudnn", &found));
+    PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the option: %s", msg);
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&t));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "conv3d with -device_algorithm cudnn is refused with a message naming the option: PASSED\n"));
+  PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
 }
 
