@@ -79,51 +79,98 @@ static size_t NNConvGemmPixels(const int N[3])
   return (size_t)N[0] * N[1] * N[2];
 }
 
-/* conv2d / conv3d: the image is the input (grid N, Cin channels), the column grid the output's */
-static void NNConvGemmGeom(NNLayer l, PetscInt n, NNCUDAConvGeom *g)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+/* what a pass needs: the geometry of im2col/col2im, the GEMMs' sizes, the workspace and the stream */
+typedef struct {
+  NNCUDAConvGeom  g;
+  NNConvGemmCUDA *c;
+  cudaStream_t    s;
+  int             single;
+  size_t          es;                  /* bytes of an entry */
+  PetscInt        G, Cin, Cout, Kg, M; /* groups, channels, a group's columns (channels of the image / G times taps), rows */
+  size_t          P;                   /* pixels of the image */
+} NNConvGemmPass;
 
-  g->periodic = (int)d->periodic;
-  g->nb       = (size_t)l->nbatch;
-  g->n        = (size_t)n;
-  g->C        = (size_t)l->inshape.dim[0];
-  for (PetscInt a = 0; a < 3; a++) {
-    g->N[a]   = (int)d->w.N[a];
-    g->No[a]  = a < d->nd ? (int)l->outshape.dim[d->nd - a] : 1;
-    g->k[a]   = (int)d->w.k[a];
-    g->s[a]   = (int)d->w.s[a];
-    g->p[a]   = (int)d->w.p[a];
-    g->dil[a] = (int)d->w.dil[a];
+/* conv2d / conv3d (the image is the input: grid N, Cin channels; the column grid the output's) or conv_transpose2d /
+   3d (the image is the output: grid No, Cout channels; the column grid the input's; the axes a layer of 2 dimensions
+   does not have are of extent 1 with a kernel, stride and dilation of 1) */
+static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transposed, NNConvGemmPass *p)
+{
+  NNCUDAConvGeom *g = &p->g;
+  void          **ws;
+  PetscInt        nd;
+
+  PetscFunctionBegin;
+  p->single = l->dev.prec == NN_PRECISION_SINGLE;
+  p->es     = p->single ? sizeof(float) : sizeof(double);
+  p->Cin    = l->inshape.dim[0];
+  g->nb     = (size_t)l->nbatch;
+  g->n      = (size_t)n;
+  if (!transposed) {
+    NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+    nd              = d->nd;
+    ws              = &d->gemm;
+    p->G            = d->groups;
+    p->Cout         = d->filters;
+    g->periodic     = (int)d->periodic;
+    g->C            = (size_t)p->Cin;
+    for (PetscInt a = 0; a < 3; a++) {
+      g->N[a]   = (int)d->w.N[a];
+      g->No[a]  = a < nd ? (int)l->outshape.dim[nd - a] : 1;
+      g->k[a]   = (int)d->w.k[a];
+      g->s[a]   = (int)d->w.s[a];
+      g->p[a]   = (int)d->w.p[a];
+      g->dil[a] = (int)d->w.dil[a];
+    }
+  } else {
+    NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
+    nd                       = d->nd;
+    ws                       = &d->gemm;
+    p->G                     = d->groups;
+    p->Cout                  = d->filters;
+    g->periodic              = 0;
+    g->C                     = (size_t)p->Cout;
+    for (PetscInt a = 0; a < 3; a++) {
+      PetscBool on = (PetscBool)(a < nd);
+      g->N[a]      = (int)d->No[a];
+      g->No[a]     = on ? (int)l->inshape.dim[nd - a] : 1;
+      g->k[a]      = on ? (int)d->k[a] : 1;
+      g->s[a]      = on ? (int)d->s[a] : 1;
+      g->p[a]      = on ? (int)d->pad[a] : 0;
+      g->dil[a]    = on ? (int)d->dil[a] : 1;
+    }
   }
+  p->P  = NNConvGemmPixels(g->N);
+  p->Kg = (PetscInt)(g->C / p->G) * g->k[0] * g->k[1] * g->k[2];
+  p->M  = (PetscInt)(NNConvGemmPixels(g->No) * g->nb);
+  PetscCall(NNConvGemmWorkspace(l, ws, (size_t)p->M * p->G * p->Kg, (size_t)l->nbatch * p->Cout, &p->c));
+  PetscCall(NNCUDAGetStream(&p->s));
+  PetscFunctionReturn(0);
 }
+
+/* the weight block of group grp (its first entry), the bias, a group's block of the column matrix, of an image */
+#define NNConvGemmW(l, p, grp, rows)     ((const char *)(l)->dev.theta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
+#define NNConvGemmDW(l, p, grp, rows)    ((char *)(l)->dev.dtheta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
+#define NNConvGemmBias(l, p, theta)      ((char *)(theta) + (size_t)((l)->nparam - (p)->Cout) * (p)->es)
+#define NNConvGemmCol(p, grp)            ((char *)(p)->c->col + (size_t)(grp) * (p)->Kg * (p)->es)
+#define NNConvGemmAt(a, p, grp, perpix)  ((char *)(a) + (size_t)(grp) * (perpix) * (p)->es)
 
 /*
    NNConvForwardGemm - conv2d / conv3d forward pass on the device by im2col and a GEMM per group
 */
 PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
 {
-  NNLayer_Conv   *d = (NNLayer_Conv *)l->data;
-  NNConvGemmCUDA *c;
-  NNCUDAConvGeom  g;
-  cudaStream_t    s;
-  int             single = l->dev.prec == NN_PRECISION_SINGLE;
-  size_t          es     = single ? sizeof(float) : sizeof(double), Po;
-  PetscInt        G = d->groups, Cout = d->filters, Og = Cout / G, Kg, M;
+  NNConvGemmPass p;
+  PetscInt       Og;
 
   PetscFunctionBegin;
-  NNConvGemmGeom(l, n, &g);
-  Po = NNConvGemmPixels(g.No);
-  Kg = (PetscInt)(g.C / G) * g.k[0] * g.k[1] * g.k[2];
-  M  = (PetscInt)(Po * g.nb);
-  PetscCall(NNConvGemmWorkspace(l, &d->gemm, (size_t)M * G * Kg, (size_t)l->nbatch * Cout, &c));
-  PetscCall(NNCUDAGetStream(&s));
-  NNCallCUDA(NNCUDAIm2col(single, &g, x, c->col, s));
-  for (PetscInt grp = 0; grp < G; grp++)
-    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, M, Kg, 1.0, (const char *)l->dev.theta + (size_t)grp * Og * Kg * es, Kg, (const char *)c->col + (size_t)grp * Kg * es, G * Kg, 0.0, (char *)y + (size_t)grp * Og * es, Cout));
-  if (d->bias) {
-    NNCallCUDA(NNCUDAConvBias(single, Po, g.nb, g.n, (size_t)Cout, (const char *)l->dev.theta + (size_t)(l->nparam - Cout) * es, y, s));
-    PetscCall(PetscLogFlops((PetscLogDouble)Po * n * Cout));
+  PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
+  Og = p.Cout / p.G;
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(y, &p, grp, Og), p.Cout));
+  if (((NNLayer_Conv *)l->data)->bias) {
+    size_t Po = (size_t)p.M / p.g.nb;
+    NNCallCUDA(NNCUDAConvBias(p.single, Po, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
+    PetscCall(PetscLogFlops((PetscLogDouble)Po * n * p.Cout));
   }
   PetscFunctionReturn(0);
 }
@@ -134,103 +181,52 @@ PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
 */
 PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const void *dy, void *dx)
 {
-  NNLayer_Conv   *d = (NNLayer_Conv *)l->data;
-  NNConvGemmCUDA *c;
-  NNCUDAConvGeom  g;
-  cudaStream_t    s;
-  int             single = l->dev.prec == NN_PRECISION_SINGLE;
-  size_t          es     = single ? sizeof(float) : sizeof(double), Po;
-  PetscInt        G = d->groups, Cout = d->filters, Og = Cout / G, Kg, M;
+  NNConvGemmPass p;
+  PetscInt       Og;
 
   PetscFunctionBegin;
-  NNConvGemmGeom(l, n, &g);
-  Po = NNConvGemmPixels(g.No);
-  Kg = (PetscInt)(g.C / G) * g.k[0] * g.k[1] * g.k[2];
-  M  = (PetscInt)(Po * g.nb);
-  PetscCall(NNConvGemmWorkspace(l, &d->gemm, (size_t)M * G * Kg, (size_t)l->nbatch * Cout, &c));
-  PetscCall(NNCUDAGetStream(&s));
+  PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
+  Og = p.Cout / p.G;
   /* x again: another pass (another batch size, NNPredict()) may have used the column matrix since this batch's forward pass */
-  NNCallCUDA(NNCUDAIm2col(single, &g, x, c->col, s));
-  for (PetscInt grp = 0; grp < G; grp++)
-    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, Kg, Og, M, 1.0, (const char *)c->col + (size_t)grp * Kg * es, G * Kg, (const char *)dy + (size_t)grp * Og * es, Cout, 1.0, (char *)l->dev.dtheta + (size_t)grp * Og * Kg * es, Kg));
-  if (d->bias) PetscCall(NNConvGemmBiasGradient(l, c, Po, n, Cout, dy, (char *)l->dev.dtheta + (size_t)(l->nparam - Cout) * es));
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Og, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 1.0, NNConvGemmDW(l, &p, grp, Og), p.Kg));
+  if (((NNLayer_Conv *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, (size_t)p.M / p.g.nb, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
   if (dx) {
-    for (PetscInt grp = 0; grp < G; grp++)
-      PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, Kg, M, Og, 1.0, (const char *)l->dev.theta + (size_t)grp * Og * Kg * es, Kg, (const char *)dy + (size_t)grp * Og * es, Cout, 0.0, (char *)c->col + (size_t)grp * Kg * es, G * Kg));
-    NNCallCUDA(NNCUDACol2im(single, &g, c->col, dx, s));
+    for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Og, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
+    NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dx, p.s));
   }
   PetscFunctionReturn(0);
 }
 
-/* conv_transpose2d / 3d: the image is the output (grid No, Cout channels), the column grid the input's; the axes a
-   layer of 2 dimensions does not have are of extent 1 with a kernel, stride and dilation of 1 */
-static void NNConvTransposeGemmGeom(NNLayer l, PetscInt n, NNCUDAConvGeom *g)
-{
-  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
-
-  g->periodic = 0;
-  g->nb       = (size_t)l->nbatch;
-  g->n        = (size_t)n;
-  g->C        = (size_t)d->filters;
-  for (PetscInt a = 0; a < 3; a++) {
-    PetscBool on = (PetscBool)(a < d->nd);
-    g->N[a]      = (int)d->No[a];
-    g->No[a]     = on ? (int)l->inshape.dim[d->nd - a] : 1;
-    g->k[a]      = on ? (int)d->k[a] : 1;
-    g->s[a]      = on ? (int)d->s[a] : 1;
-    g->p[a]      = on ? (int)d->pad[a] : 0;
-    g->dil[a]    = on ? (int)d->dil[a] : 1;
-  }
-}
-
 PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, void *y)
 {
-  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
-  NNConvGemmCUDA        *c;
-  NNCUDAConvGeom         g;
-  cudaStream_t           s;
-  int                    single = l->dev.prec == NN_PRECISION_SINGLE;
-  size_t                 es     = single ? sizeof(float) : sizeof(double);
-  PetscInt               G = d->groups, Cin = l->inshape.dim[0], Cg = Cin / G, Cout = d->filters, Kg, M;
+  NNConvGemmPass p;
+  PetscInt       Cg;
 
   PetscFunctionBegin;
-  NNConvTransposeGemmGeom(l, n, &g);
-  Kg = (Cout / G) * g.k[0] * g.k[1] * g.k[2];
-  M  = (PetscInt)(NNConvGemmPixels(g.No) * g.nb);
-  PetscCall(NNConvGemmWorkspace(l, &d->gemm, (size_t)M * G * Kg, (size_t)l->nbatch * Cout, &c));
-  PetscCall(NNCUDAGetStream(&s));
-  for (PetscInt grp = 0; grp < G; grp++)
-    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, Kg, M, Cg, 1.0, (const char *)l->dev.theta + (size_t)grp * Cg * Kg * es, Kg, (const char *)x + (size_t)grp * Cg * es, Cin, 0.0, (char *)c->col + (size_t)grp * Kg * es, G * Kg));
-  NNCallCUDA(NNCUDACol2im(single, &g, c->col, y, s));
-  if (d->bias) {
-    NNCallCUDA(NNCUDAConvBias(single, NNConvGemmPixels(g.N), g.nb, g.n, (size_t)Cout, (const char *)l->dev.theta + (size_t)(l->nparam - Cout) * es, y, s));
-    PetscCall(PetscLogFlops((PetscLogDouble)NNConvGemmPixels(g.N) * n * Cout));
+  PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
+  Cg = p.Cin / p.G;
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Cg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
+  NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, y, p.s));
+  if (((NNLayer_ConvTranspose *)l->data)->bias) {
+    NNCallCUDA(NNCUDAConvBias(p.single, p.P, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
+    PetscCall(PetscLogFlops((PetscLogDouble)p.P * n * p.Cout));
   }
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode NNLayerBackwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, const void *y PETSC_UNUSED, const void *dy, void *dx)
 {
-  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
-  NNConvGemmCUDA        *c;
-  NNCUDAConvGeom         g;
-  cudaStream_t           s;
-  int                    single = l->dev.prec == NN_PRECISION_SINGLE;
-  size_t                 es     = single ? sizeof(float) : sizeof(double);
-  PetscInt               G = d->groups, Cin = l->inshape.dim[0], Cg = Cin / G, Cout = d->filters, Kg, M;
+  NNConvGemmPass p;
+  PetscInt       Cg;
 
   PetscFunctionBegin;
-  NNConvTransposeGemmGeom(l, n, &g);
-  Kg = (Cout / G) * g.k[0] * g.k[1] * g.k[2];
-  M  = (PetscInt)(NNConvGemmPixels(g.No) * g.nb);
-  PetscCall(NNConvGemmWorkspace(l, &d->gemm, (size_t)M * G * Kg, (size_t)l->nbatch * Cout, &c));
-  PetscCall(NNCUDAGetStream(&s));
-  NNCallCUDA(NNCUDAIm2col(single, &g, dy, c->col, s));
-  for (PetscInt grp = 0; grp < G; grp++)
-    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, Kg, Cg, M, 1.0, (const char *)c->col + (size_t)grp * Kg * es, G * Kg, (const char *)x + (size_t)grp * Cg * es, Cin, 1.0, (char *)l->dev.dtheta + (size_t)grp * Cg * Kg * es, Kg));
-  if (d->bias) PetscCall(NNConvGemmBiasGradient(l, c, NNConvGemmPixels(g.N), n, Cout, dy, (char *)l->dev.dtheta + (size_t)(l->nparam - Cout) * es));
+  PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
+  Cg = p.Cin / p.G;
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, dy, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Cg, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 1.0, NNConvGemmDW(l, &p, grp, Cg), p.Kg));
+  if (((NNLayer_ConvTranspose *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, p.P, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
   if (dx)
-    for (PetscInt grp = 0; grp < G; grp++)
-      PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Cg, M, Kg, 1.0, (const char *)l->dev.theta + (size_t)grp * Cg * Kg * es, Kg, (const char *)c->col + (size_t)grp * Kg * es, G * Kg, 0.0, (char *)dx + (size_t)grp * Cg * es, Cin));
+    for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Cg, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(dx, &p, grp, Cg), p.Cin));
   PetscFunctionReturn(0);
 }
