@@ -68,7 +68,7 @@ static PetscErrorCode NNConvCUDASetUp(NNLayer l, PetscInt n, NNConvCUDA **cc)
 
   PetscFunctionBegin;
   PetscCheck(d->nd == 2, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): -%sdevice_algorithm cudnn is for conv2d only; use -%sdevice_algorithm gemm", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre);
-  PetscCheck(!d->periodic, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): periodic padding (-%speriodic) does not run on the device; use -%speriodic false or -nn_device cpu", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre);
+  PetscCheck(!d->periodic, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): periodic padding (-%speriodic) does not run through cuDNN; use -%sdevice_algorithm gemm, -%speriodic false or -nn_device cpu", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre, pre);
   if (c && c->n == n && c->nb == l->nbatch && c->prec == l->dev.prec && c->tf32 == l->dev.tf32) {
     *cc = c;
     PetscFunctionReturn(0);
