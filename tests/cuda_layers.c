@@ -11,8 +11,7 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -tol_single <1e-5>   cuda vs cpu in single precision\n"
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
-                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n"
-                     "  -without_cudnn       leave out the cases with conv2d (a build without cuDNN: the CUDA emulation)\n\n"
+                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n\n"
                      "A network with buffers (batch norm's running statistics) must have the same buffers after the pass on both\n"
                      "devices (1e-12 in double, 1e-6 in single). A case's options may hold test options: -test_eval (evaluation mode,\n"
                      "buffers drawn in [0.5, 1.5]) and -test_perturb <a> (a uniform number in [-a, a] added to every parameter).\n\n";
@@ -29,7 +28,6 @@ typedef struct {
   PetscBool   print_errors;
   NNDevice    dev; /* the device compared with the CPU (NN_DEVICE_CPU with -cpu_vs_cpu) */
   char        only[64];
-  PetscBool   nocudnn; /* leave out the cases with conv2d */
 } Ctx;
 
 typedef struct {
@@ -76,6 +74,14 @@ static const Case cases[] = {
   {"graph on a spatial state: split, avgpool2d, concat, add", "-nn_type graph -nn_input_shape 4,6,5 -nn_layers sp,s,p,a,c,r,fl,fc -sp_type to_spatial -s_type split -s_sizes 1,3 -p_type avgpool2d -p_kernel 3 -p_stride 1 -p_padding 1 -p_inputs s:1 -a_type tanh -a_inputs s:0 -c_type concat -c_inputs a,p -r_type add -r_inputs c,sp -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d stride 2 dilation 2 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_dilation 2 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d 1x3 no bias",   "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 3 -c_kernel 1,3 -c_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv2d 3x3 stride 2 padding 1, gemm", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 5 -c_kernel 3 -c_stride 2 -c_padding 1 -c_device_algorithm gemm -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,7,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv2d periodic dilation 2 groups 3, gemm", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 6 -c_kernel 3 -c_dilation 2 -c_groups 3 -c_periodic -c_device_algorithm gemm -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv3d 3x2x3 stride 2,1,2 padding 1,0,1 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv3d -c_filters 4 -c_kernel 3,2,3 -c_stride 2,1,2 -c_padding 1,0,1 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv3d no bias, relu, maxpool3d", "-nn_layers sp,c,r,p,fl,fc -sp_type to_spatial -c_type conv3d -c_filters 3 -c_kernel 3 -c_bias 0 -r_type relu -p_type maxpool3d -p_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv_transpose2d 3x3 stride 2 padding 1 output padding 1 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv_transpose2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_padding 1 -c_output_padding 1 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv_transpose2d 2x3 stride 1,2 dilation 2 output padding 1 no bias", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv_transpose2d -c_filters 3 -c_kernel 2,3 -c_stride 1,2 -c_dilation 2 -c_output_padding 1 -c_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv_transpose3d 3x3x3 stride 2 padding 1 output padding 1 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv_transpose3d -c_filters 2 -c_kernel 3 -c_stride 2 -c_padding 1 -c_output_padding 1 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 4,3,2,3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv3d, sigmoid, conv_transpose3d 2x2x2 stride 2 no bias, batch 3 of 6", "-nn_layers sp,c,a,u,fl,fc -sp_type to_spatial -c_type conv3d -c_filters 3 -c_kernel 3 -c_stride 2 -a_type sigmoid -u_type conv_transpose3d -u_filters 2 -u_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,4,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 3},
   {"ode (rk4)",            "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
   {"ode (discrete scheme, parameters per step)", "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_scheme discrete -blk_parameters per_step -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
   {"ode (rk 3bs, stages evaluated again)", "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 3bs -blk_store_activations 0 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
@@ -279,11 +285,6 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
     PetscCall(PetscStrstr(c->label, ctx->only, &found));
     if (!found) PetscFunctionReturn(0);
   }
-  if (ctx->nocudnn) {
-    char *found;
-    PetscCall(PetscStrstr(c->opts, "conv2d", &found));
-    if (found) PetscFunctionReturn(0);
-  }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
   PetscCall(NNTestInsertPrefixed(prefix, c->opts));
   PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
@@ -417,6 +418,28 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));
   PetscCall(NNDestroy(&net));
+
+  /* cuDNN's passes are for conv2d only (and need a PetNN built with cuDNN): the first pass refuses them for conv3d */
+  PetscCall(NNTestInsertPrefixed("e3_", "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv3d -c_filters 2 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 1,3,3,3 -nn_loss mse -nn_device cuda"));
+  PetscCall(CreateNet(PETSC_COMM_SELF, "e3_", &net));
+  {
+    Vec       x, t;
+    PetscReal L;
+    PetscCall(NNCreateBatchVecs(net, &x, &t));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(VecSet(t, 0.0));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = NNLossGradient(net, NBATCH, x, t, &L, NULL);
+    PetscCall(PetscPopErrorHandler());
+    PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a conv3d layer ran with -device_algorithm cudnn");
+    PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+    PetscCall(PetscStrstr(msg, "-e3_c_device_algorithm cudnn", &found));
+    PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the option: %s", msg);
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&t));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "conv3d with -device_algorithm cudnn is refused with a message naming the option: PASSED\n"));
+  PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
 }
 
@@ -433,13 +456,11 @@ int main(int argc, char **argv)
   ctx.buftol[NN_PRECISION_SINGLE] = 1e-6;
   ctx.print_errors             = PETSC_FALSE;
   ctx.only[0]                  = 0;
-  ctx.nocudnn                  = PETSC_FALSE;
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &ctx.tol[NN_PRECISION_DOUBLE], NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &ctx.tol[NN_PRECISION_SINGLE], NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &ctx.print_errors, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-cpu_vs_cpu", &cpu, NULL));
-  PetscCall(PetscOptionsGetBool(NULL, NULL, "-without_cudnn", &ctx.nocudnn, NULL));
   ctx.dev = cpu ? NN_DEVICE_CPU : NN_DEVICE_CUDA;
   PetscCall(NNDeviceIsAvailable(ctx.dev, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
@@ -464,29 +485,28 @@ int main(int argc, char **argv)
 /*TEST
 
    test:
-      requires: cuda cudnn
+      requires: cuda
       suffix: 1
       output_file: output/cuda_layers.out
 
    test:
-      requires: cuda cudnn
+      requires: cuda
       suffix: 2
       nsize: 2
       output_file: output/cuda_layers.out
 
-   # the device code on the host (CMake's PETNN_CUDA_EMULATION, make sanitize): no GPU, no cuDNN
+   # the device code on the host (CMake's PETNN_CUDA_EMULATION, make sanitize): no GPU, no cuDNN (conv2d takes the
+   # GEMM passes)
    test:
       requires: cuda_emulation
       suffix: emulation
-      args: -without_cudnn
-      output_file: output/cuda_layers_emulation.out
+      output_file: output/cuda_layers.out
 
    test:
       requires: cuda_emulation
       suffix: emulation_2
       nsize: 2
-      args: -without_cudnn
-      output_file: output/cuda_layers_emulation.out
+      output_file: output/cuda_layers.out
 
    test:
       suffix: cpu

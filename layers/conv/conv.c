@@ -24,7 +24,8 @@
    slots are computed; the output's other slots are zero.
 
    Parameters (PyTorch order): weight [out, in/groups, (kd,) kh, kw], bias [out]. With -<layer>_partition
-   filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c).
+   filters|channels the weight is split over the model ranks (layers/conv/conv_partition.c). The device passes
+   (-nn_device cuda) are cuDNN's or im2col kernels and cuBLAS GEMMs (layers/conv/conv_device_cuda.c chooses).
 */
 #include "conv.h"
 #include <petnn/private/deviceimpl.h>
@@ -124,6 +125,9 @@ static PetscErrorCode NNLayerReset_Conv(NNLayer l)
   PetscCall(NNConvSingleReset(l));
 #if defined(PETNN_HAVE_CUDNN)
   PetscCall(NNConvResetDevice(l));
+#endif
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNConvGemmResetDevice(&d->gemm));
 #endif
   PetscFunctionReturn(0);
 }
@@ -347,6 +351,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   d->nd       = nd;
   d->groups   = 1;
   d->winograd = -1;
+  d->devalg   = -1;
   for (PetscInt a = 0; a < 3; a++) {
     d->k[a]   = 3;
     d->s[a]   = 1;
@@ -366,11 +371,9 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_Conv;
   l->ops->reset           = NNLayerReset_Conv;
   l->ops->destroy         = NNLayerDestroy_Conv;
-#if defined(PETNN_HAVE_CUDNN)
-  if (nd == 2) { /* cuDNN (layers/conv/conv_cuda.c) */
-    l->ops->forwarddevice  = NNLayerForwardDevice_Conv;
-    l->ops->backwarddevice = NNLayerBackwardDevice_Conv;
-  }
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_Conv; /* cuDNN or GEMMs (layers/conv/conv_device_cuda.c) */
+  l->ops->backwarddevice = NNLayerBackwardDevice_Conv;
 #endif
   PetscCall(NNConvComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
@@ -391,6 +394,8 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
 .  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM; m > 0 needs stride 1 and dilation 1
 .  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
 .  -<prefix>tile_rows <r> - rows (pixels or tiles times batch slots) of a GEMM block (default chosen by the algorithm)
+.  -<prefix>device_algorithm <cudnn,gemm> - on the device (-nn_device cuda): cuDNN (default in a PetNN built with cuDNN) or
+   PetNN's im2col kernels and cuBLAS GEMMs (default otherwise)
 -  -<prefix>partition <replicate,filters,channels> - model parallelism: output channels (with their bias) or input
    channels split over the model ranks (-nn_model_ranks, `NNLayerSetPartition()`; groups 1)
 
@@ -430,6 +435,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Conv2d(NNLayer l)
 .  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM
 .  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
 .  -<prefix>tile_rows <r> - rows of a GEMM block
+.  -<prefix>device_algorithm <gemm> - on the device (-nn_device cuda): PetNN's im2col kernels and cuBLAS GEMMs (cuDNN is for conv2d)
 -  -<prefix>partition <replicate,filters,channels> - model parallelism, as for conv2d
 
    Notes:

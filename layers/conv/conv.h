@@ -1,7 +1,8 @@
 /*
    Private to the convolution layers: layers/conv/conv.c (the layer types), layers/conv/convopts.c (options,
    setters, getters, view), layers/conv/conv_transpose.c and conv_transpose_opts.c (the transposed convolutions), layers/conv/conv_run.c (threads), layers/conv/conv_im2col.c and
-   layers/conv/conv_winograd.c (the two algorithms).
+   layers/conv/conv_winograd.c (the two algorithms); on the device (-nn_device cuda) layers/conv/conv_device_cuda.c,
+   conv_cuda.c (cuDNN) and conv_gemm_cuda.c (im2col kernels and cuBLAS GEMMs).
 */
 #pragma once
 
@@ -175,11 +176,29 @@ typedef struct {
     float    *Wp, *dWp, *U, *dU, *db, *work, *WT; /* WT: direct, the per-tap transposed weights */
     PetscInt *iwork;
   } single;
-  void *cuda; /* -nn_device cuda: cuDNN descriptors, algorithms, NCHW buffers and workspace (layers/conv/conv_cuda.c) */
+  PetscInt devalg; /* -device_algorithm: an NNConvDeviceAlgorithm, or -1: cudnn for conv2d in a PetNN built with cuDNN, else gemm */
+  void    *cuda;   /* -nn_device cuda: cuDNN descriptors, algorithms, NCHW buffers and workspace (layers/conv/conv_cuda.c) */
+  void    *gemm;   /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
 } NNLayer_Conv;
+
+/* the convolutions' device passes (-nn_device cuda): cuDNN (layers/conv/conv_cuda.c, conv2d in a PetNN built with
+   cuDNN) or PetNN's im2col/col2im kernels and cuBLAS GEMMs (layers/conv/conv_gemm_cuda.c) */
+typedef enum {
+  NN_CONV_DEVICE_CUDNN,
+  NN_CONV_DEVICE_GEMM
+} NNConvDeviceAlgorithm;
+PETSC_INTERN const char *const NNConvDeviceAlgorithms[];
+PETSC_INTERN NNConvDeviceAlgorithm NNConvGetDeviceAlgorithm(NNLayer);
 
 #if defined(PETNN_HAVE_CUDNN)
 PETSC_INTERN PetscErrorCode NNConvResetDevice(NNLayer);
+PETSC_INTERN PetscErrorCode NNConvForwardCUDNN(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNConvBackwardCUDNN(NNLayer, PetscInt, const void *, const void *, void *);
+#endif
+#if defined(PETNN_HAVE_CUDA)
+PETSC_INTERN PetscErrorCode NNConvGemmResetDevice(void **);
+PETSC_INTERN PetscErrorCode NNConvForwardGemm(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNConvBackwardGemm(NNLayer, PetscInt, const void *, const void *, void *);
 #endif
 
 /* the conv_transpose2d / conv_transpose3d layer (layers/conv/conv_transpose.c, its options in conv_transpose_opts.c) */
@@ -198,6 +217,7 @@ typedef struct {
   NNSpatialHalo h;
   PetscScalar  *Wp, *dWp, *grad, *work;
   PetscInt     *iwork;
+  void         *gemm; /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
 } NNLayer_ConvTranspose;
 
 /* convopts.c: per-axis options shared by conv and conv_transpose. A tuple option takes 1 or nd values in

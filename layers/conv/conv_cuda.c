@@ -1,5 +1,6 @@
 /*
-   Device passes of conv2d (-nn_device cuda) through cuDNN, on one rank. The DMDA layout [y][x][slot][c] is neither
+   Device passes of conv2d (-nn_device cuda) through cuDNN, on one rank (-<layer>device_algorithm cudnn, the default
+   for conv2d in a PetNN built with cuDNN; layers/conv/conv_device_cuda.c chooses). The DMDA layout [y][x][slot][c] is neither
    NCHW nor NHWC; cuDNN's legacy convolutions promise every algorithm only for packed NCHW/NHWC tensors, so the passes
    permute the first n slots into NCHW buffers owned by the layer (NNCUDASpatialPermute(), the to_spatial kernel) and
    back, rather than rely on strided descriptors. The weight [Cout][Cin/groups][kh][kw] is cuDNN's NCHW filter as is.
@@ -66,8 +67,8 @@ static PetscErrorCode NNConvCUDASetUp(NNLayer l, PetscInt n, NNConvCUDA **cc)
   cudnnConvolutionBwdFilterAlgoPerf_t pw[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
 
   PetscFunctionBegin;
-  PetscCheck(d->nd == 2, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): only conv2d runs on the device; use -nn_device cpu", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  PetscCheck(!d->periodic, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): periodic padding (-%speriodic) does not run on the device; use -%speriodic false or -nn_device cpu", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre);
+  PetscCheck(d->nd == 2, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): -%sdevice_algorithm cudnn is for conv2d only; use -%sdevice_algorithm gemm", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre);
+  PetscCheck(!d->periodic, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): periodic padding (-%speriodic) does not run through cuDNN; use -%sdevice_algorithm gemm, -%speriodic false or -nn_device cpu", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre, pre);
   if (c && c->n == n && c->nb == l->nbatch && c->prec == l->dev.prec && c->tf32 == l->dev.tf32) {
     *cc = c;
     PetscFunctionReturn(0);
@@ -153,7 +154,7 @@ static PetscLogDouble NNConvDeviceFlops(NNLayer l, PetscInt n)
   return 2.0 * n * d->filters * l->outshape.dim[1] * l->outshape.dim[2] * (l->inshape.dim[0] / d->groups) * d->k[0] * d->k[1];
 }
 
-PetscErrorCode NNLayerForwardDevice_Conv(NNLayer l, PetscInt n, const void *x, void *y)
+PetscErrorCode NNConvForwardCUDNN(NNLayer l, PetscInt n, const void *x, void *y)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
   NNConvCUDA   *c;
@@ -176,7 +177,7 @@ PetscErrorCode NNLayerForwardDevice_Conv(NNLayer l, PetscInt n, const void *x, v
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNLayerBackwardDevice_Conv(NNLayer l, PetscInt n, const void *x, const void *y PETSC_UNUSED, const void *dy, void *dx)
+PetscErrorCode NNConvBackwardCUDNN(NNLayer l, PetscInt n, const void *x, const void *dy, void *dx)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
   NNConvCUDA   *c;

@@ -18,9 +18,11 @@
    whenever the encoder's ranges are even (the pool's ranges are then exactly half of them).
    The halo is the farthest an owned output's taps reach outside the rank's inputs.
 
-   Parameters (PyTorch order): weight [in, out/groups, (kd,) kh, kw], bias [out].
+   Parameters (PyTorch order): weight [in, out/groups, (kd,) kh, kw], bias [out]. The device passes (-nn_device cuda)
+   are in layers/conv/conv_gemm_cuda.c.
 */
 #include "conv.h"
+#include <petnn/private/deviceimpl.h>
 #include <cblas.h>
 
 static const char *const NNConvTAxisName[3] = {"width", "height", "depth"};
@@ -104,6 +106,9 @@ static PetscErrorCode NNLayerReset_ConvTranspose(NNLayer l)
   PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
   PetscCall(PetscFree2(d->work, d->iwork));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNConvGemmResetDevice(&d->gemm));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -346,6 +351,10 @@ static PetscErrorCode NNLayerCreate_ConvTranspose(NNLayer l, PetscInt nd)
   l->ops->view            = NNLayerView_ConvTranspose;
   l->ops->reset           = NNLayerReset_ConvTranspose;
   l->ops->destroy         = NNLayerDestroy_ConvTranspose;
+#if defined(PETNN_HAVE_CUDA)
+  l->ops->forwarddevice  = NNLayerForwardDevice_ConvTranspose; /* im2col kernels and GEMMs (layers/conv/conv_gemm_cuda.c) */
+  l->ops->backwarddevice = NNLayerBackwardDevice_ConvTranspose;
+#endif
   PetscCall(NNConvTransposeComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
@@ -373,7 +382,8 @@ static PetscErrorCode NNLayerCreate_ConvTranspose(NNLayer l, PetscInt nd)
 
    Each output pixel gathers its inputs (im2col + GEMM of depth in/groups*kh*kw; with stride s a
    fraction 1 - 1/s^2 of the GEMM's columns are zeros). The halo is exchanged before each pass and the
-   input gradient summed back with DMLocalToGlobal(ADD_VALUES).
+   input gradient summed back with DMLocalToGlobal(ADD_VALUES). On the device (-nn_device cuda, one rank) the passes
+   are PetNN's im2col/col2im kernels and cuBLAS GEMMs.
 
    Level: intermediate
 

@@ -53,9 +53,30 @@ PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOpti
   PetscCall(PetscOptionsInt("-threads", "Threads splitting the pixels or batch slots (0: OpenBLAS's thread count; 1: OpenBLAS threads each GEMM)", "NNLayerConvSetThreads", d->threads, &d->threads, NULL));
   PetscCall(PetscOptionsInt("-winograd", "Winograd output tile per axis (-1: automatic, 0: im2col + GEMM)", "NNLayerConvSetWinograd", d->winograd, &d->winograd, NULL));
   PetscCall(PetscOptionsInt("-tile_rows", "Rows (pixels or tiles times batch slots) of a GEMM block (0: automatic)", "NNLayerConvSetTileRows", d->tilerows, &d->tilerows, NULL));
+  {
+    PetscInt  alg = NNConvGetDeviceAlgorithm(l);
+    PetscBool set;
+    PetscCall(PetscOptionsEList("-device_algorithm", "Convolution algorithm on the device (-nn_device cuda): cudnn (conv2d, a PetNN built with cuDNN) or gemm", "NNLAYERCONV2D", NNConvDeviceAlgorithms, 2, NNConvDeviceAlgorithms[alg], &alg, &set));
+    if (set) d->devalg = alg;
+  }
   PetscOptionsHeadEnd();
   l->setupcalled = PETSC_FALSE;
   PetscFunctionReturn(0);
+}
+
+const char *const NNConvDeviceAlgorithms[] = {"cudnn", "gemm"};
+
+/* -device_algorithm, or its default: cuDNN for conv2d in a PetNN built with cuDNN, else the GEMM passes */
+NNConvDeviceAlgorithm NNConvGetDeviceAlgorithm(NNLayer l)
+{
+  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+
+  if (d->devalg >= 0) return (NNConvDeviceAlgorithm)d->devalg;
+#if defined(PETNN_HAVE_CUDNN)
+  return d->nd == 2 ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
+#else
+  return NN_CONV_DEVICE_GEMM;
+#endif
 }
 
 PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
@@ -81,6 +102,7 @@ PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
     PetscCall(NNConvTupleString(d->nd, rt, sizeof(s), s));
     PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", Winograd F(%s,%s): %" PetscInt_FMT " tiles, %" PetscInt_FMT " GEMMs of depth %" PetscInt_FMT " per block of %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, k, s, d->g.w.ntiles, d->g.w.npos * d->g.G, d->g.Cg, d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
   } else if (d->h.daout) PetscCall(PetscViewerASCIIPrintf(v, "halo %" PetscInt_FMT ", im2col + GEMM of depth %" PetscInt_FMT "%s on blocks of about %" PetscInt_FMT " rows, %" PetscInt_FMT " thread%s\n", d->h.halo, d->g.K, d->g.bias ? " (+1: the bias)" : "", d->g.rows, d->nthreads, d->nthreads > 1 ? "s" : ""));
+  if (d->devalg >= 0) PetscCall(PetscViewerASCIIPrintf(v, "device algorithm %s (-nn_device cuda)\n", NNConvDeviceAlgorithms[d->devalg]));
   if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartView(l, v));
   PetscFunctionReturn(0);
 }

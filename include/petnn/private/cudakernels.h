@@ -108,6 +108,20 @@ cudaError_t NNCUDANormForward(int single, const NNCUDANormGeom *, const void *x,
    (dx = rstd (w dy - mean_group(w dy) - xhat mean_group(w dy xhat))), else fixed (dx = rstd w dy); dw (NULL: no
    parameters) gets the gradients of w and b ADDED, dw[c] += sum dy xhat, dw[C + c] += sum dy; dx may be NULL */
 cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const void *w, double *work, void *dw, void *dx, cudaStream_t);
+/* im2col and col2im for the convolutions' GEMM passes on the spatial layout of one rank (layers/conv/conv_kernels.cu).
+   The image: grid N, nb batch slots of C channels per pixel; the column matrix: a row per (pixel of the grid No, slot),
+   a column per (channel, tap), taps in PyTorch's (kz, ky, kx) order; tap t of column pixel q reads image pixel
+   q*s - p + t*dil per axis (x, y, z), zero outside the grid or wrapped (periodic, stride 1). Slots r >= n are zero */
+typedef struct {
+  int    N[3], No[3], k[3], s[3], p[3], dil[3], periodic;
+  size_t nb, n, C;
+} NNCUDAConvGeom;
+/* col (written, every entry) from the image x */
+cudaError_t NNCUDAIm2col(int single, const NNCUDAConvGeom *, const void *x, void *col, cudaStream_t);
+/* the image x (written, every entry): each entry the sum of the column entries that read it (the adjoint of im2col) */
+cudaError_t NNCUDACol2im(int single, const NNCUDAConvGeom *, const void *col, void *x, cudaStream_t);
+/* y[pixel][r][c] += b[c] on P pixels of nb slots of C channels, for the slots r < n */
+cudaError_t NNCUDAConvBias(int single, size_t P, size_t nb, size_t n, size_t C, const void *b, void *y, cudaStream_t);
 
 /* y[0..N) += alpha x[0..N) (the ODE blocks' stage sums, src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t);

@@ -5,11 +5,7 @@
 #include <petnn/private/layerimpl.h>
 
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
-#if defined(PETNN_HAVE_CUDNN)
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
-#else
-  #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types) (conv2d needs a PetNN built with cuDNN)"
-#endif
+#define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d/3d, conv_transpose2d/3d, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 
 /* the samples a layer's device passes get in a pass over n samples: a pointwise layer on a spatial (DMDA) activation
    runs on every batch slot (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
@@ -60,8 +56,9 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_BatchNorm(NNLayer, PetscInt, co
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_BatchNorm(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Norm(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Norm(NNLayer, PetscInt, const void *, const void *, const void *, void *);
-#endif
-#if defined(PETNN_HAVE_CUDNN)
+/* conv2d/3d: cuDNN or GEMMs (-<layer>device_algorithm); conv_transpose2d/3d: GEMMs */
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Conv(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Conv(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_ConvTranspose(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 #endif

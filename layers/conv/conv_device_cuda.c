@@ -1,0 +1,54 @@
+/*
+   The device passes of conv2d and conv3d (-nn_device cuda): the algorithm of -<layer>device_algorithm, cuDNN
+   (layers/conv/conv_cuda.c, conv2d in a PetNN built with cuDNN) or im2col + cuBLAS GEMMs (layers/conv/conv_gemm_cuda.c,
+   every build, so also the CUDA emulation). Both run on one rank; periodic padding runs on the GEMM path only.
+*/
+#include "conv.h"
+#include <petnn/private/cudaimpl.h>
+
+/* the layer's device algorithm, refused where it cannot run */
+static PetscErrorCode NNConvDeviceAlgorithmCheck(NNLayer l, NNConvDeviceAlgorithm *alg)
+{
+  NNLayer_Conv *d   = (NNLayer_Conv *)l->data;
+  const char   *pre = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
+
+  PetscFunctionBegin;
+  *alg = NNConvGetDeviceAlgorithm(l);
+#if !defined(PETNN_HAVE_CUDNN)
+  PetscCheck(*alg != NN_CONV_DEVICE_CUDNN, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): -%sdevice_algorithm cudnn needs a PetNN built with cuDNN; valid here: gemm", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre);
+#endif
+  PetscCheck(*alg != NN_CONV_DEVICE_CUDNN || d->nd == 2, PetscObjectComm((PetscObject)l), PETSC_ERR_SUP, "Layer %s (%s): -%sdevice_algorithm cudnn is for conv2d only; use -%sdevice_algorithm gemm", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, pre);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerForwardDevice_Conv(NNLayer l, PetscInt n, const void *x, void *y)
+{
+  NNConvDeviceAlgorithm alg;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvDeviceAlgorithmCheck(l, &alg));
+#if defined(PETNN_HAVE_CUDNN)
+  if (alg == NN_CONV_DEVICE_CUDNN) {
+    PetscCall(NNConvForwardCUDNN(l, n, x, y));
+    PetscFunctionReturn(0);
+  }
+#endif
+  PetscCall(NNConvForwardGemm(l, n, x, y));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardDevice_Conv(NNLayer l, PetscInt n, const void *x, const void *y PETSC_UNUSED, const void *dy, void *dx)
+{
+  NNConvDeviceAlgorithm alg;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvDeviceAlgorithmCheck(l, &alg));
+#if defined(PETNN_HAVE_CUDNN)
+  if (alg == NN_CONV_DEVICE_CUDNN) {
+    PetscCall(NNConvBackwardCUDNN(l, n, x, dy, dx));
+    PetscFunctionReturn(0);
+  }
+#endif
+  PetscCall(NNConvBackwardGemm(l, n, x, dy, dx));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,232 @@
+/*
+   Device passes of the convolutions (-nn_device cuda) by im2col + cuBLAS GEMMs on the spatial layout of one rank:
+   conv2d and conv3d (-<layer>device_algorithm gemm, the default without cuDNN and for conv3d), conv_transpose2d and
+   conv_transpose3d. The kernels (layers/conv/conv_kernels.cu) index the DMDA layout [z][y][x][slot][c] directly, so
+   no NCHW copies are made; the column matrix (a row per (pixel, slot), a column per (channel, tap)) reads the PyTorch
+   weights as they are. Per group g, column-major, M = pixels x slots of the column grid:
+     conv             forward   Y_g^T  = W_g^T col_g^T            (col = im2col(x))
+                      backward  dW_g  += col_g^T dY_g,  dcol_g^T = W_g dY_g^T,  dx = col2im(dcol)
+     conv_transpose   forward   col_g^T = W_g^T x_g^T,  y = col2im(col)   (the conv's input gradient)
+                      backward  col = im2col(dy),  dW_g += col_g^T x_g,  dx_g^T = W_g col_g^T
+   with the conv's W_g the Cg*taps x Og block of [out][in/groups][taps] and the transposed one's the Og*taps x Cg block
+   of [in][out/groups][taps]. The bias is a kernel forward and two GEMMs with ones backward (over the pass's n slots).
+   The GEMMs run over all nb slots: im2col and col2im write zeros for the slots r >= n, so the outputs' and input
+   gradients' other slots come out zero as on the CPU, and the weight gradients get exact zeros from them (the other
+   factor, an activation or its gradient, is finite there). Parameter gradients are added into l->dev.dtheta (beta 1),
+   as the other device passes do. The column matrix is the layer's, made for the batch capacity and precision.
+*/
+#include "conv.h"
+#include <petnn/private/cudaimpl.h>
+
+typedef struct {
+  void       *col, *tmp;  /* the column matrix; the bias gradient's per-slot sums (n*Cout) */
+  size_t      ncol, ntmp; /* their sizes in bytes */
+  PetscInt    nb;
+  NNPrecision prec;
+} NNConvGemmCUDA;
+
+/*
+   NNConvGemmResetDevice - frees a convolution's GEMM workspace on the device (the layer's reset)
+*/
+PetscErrorCode NNConvGemmResetDevice(void **ws)
+{
+  NNConvGemmCUDA *c = (NNConvGemmCUDA *)*ws;
+
+  PetscFunctionBegin;
+  if (!c) PetscFunctionReturn(0);
+  PetscCall(NNCUDAFree(&c->col));
+  PetscCall(NNCUDAFree(&c->tmp));
+  PetscCall(PetscFree(*ws));
+  PetscFunctionReturn(0);
+}
+
+/* the workspace for ncol column entries and ntmp bias sums, made again when the capacity or the precision change */
+static PetscErrorCode NNConvGemmWorkspace(NNLayer l, void **ws, size_t ncol, size_t ntmp, NNConvGemmCUDA **cc)
+{
+  NNConvGemmCUDA *c  = (NNConvGemmCUDA *)*ws;
+  size_t          es = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+
+  PetscFunctionBegin;
+  if (c && (c->nb != l->nbatch || c->prec != l->dev.prec || c->ncol < ncol * es || c->ntmp < ntmp * es)) PetscCall(NNConvGemmResetDevice(ws));
+  if (!*ws) {
+    PetscCall(PetscNew(&c));
+    *ws     = c;
+    c->nb   = l->nbatch;
+    c->prec = l->dev.prec;
+    c->ncol = PetscMax(ncol, 1) * es;
+    c->ntmp = PetscMax(ntmp, 1) * es;
+    PetscCall(NNCUDAMalloc(c->ncol, &c->col));
+    PetscCall(NNCUDAMalloc(c->ntmp, &c->tmp));
+  }
+  *cc = (NNConvGemmCUDA *)*ws;
+  PetscFunctionReturn(0);
+}
+
+/* db += the sums of dy over its P pixels and first n slots (C channels each): per (slot, channel), then per channel */
+static PetscErrorCode NNConvGemmBiasGradient(NNLayer l, NNConvGemmCUDA *c, size_t P, PetscInt n, PetscInt C, const void *dy, void *db)
+{
+  const void *ones;
+
+  PetscFunctionBegin;
+  PetscCall(NNCUDAGetOnes(l->dev.prec, PetscMax((PetscInt)P, n), &ones));
+  PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, n * C, 1, (PetscInt)P, 1.0, dy, l->nbatch * C, ones, (PetscInt)P, 0.0, c->tmp, n * C));
+  PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, C, 1, n, 1.0, c->tmp, C, ones, n, 1.0, db, C));
+  PetscFunctionReturn(0);
+}
+
+static size_t NNConvGemmPixels(const int N[3])
+{
+  return (size_t)N[0] * N[1] * N[2];
+}
+
+/* what a pass needs: the geometry of im2col/col2im, the GEMMs' sizes, the workspace and the stream */
+typedef struct {
+  NNCUDAConvGeom  g;
+  NNConvGemmCUDA *c;
+  cudaStream_t    s;
+  int             single;
+  size_t          es;                  /* bytes of an entry */
+  PetscInt        G, Cin, Cout, Kg, M; /* groups, channels, a group's columns (channels of the image / G times taps), rows */
+  size_t          P;                   /* pixels of the image */
+} NNConvGemmPass;
+
+/* conv2d / conv3d (the image is the input: grid N, Cin channels; the column grid the output's) or conv_transpose2d /
+   3d (the image is the output: grid No, Cout channels; the column grid the input's; the axes a layer of 2 dimensions
+   does not have are of extent 1 with a kernel, stride and dilation of 1) */
+static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transposed, NNConvGemmPass *p)
+{
+  NNCUDAConvGeom *g = &p->g;
+  void          **ws;
+  PetscInt        nd;
+
+  PetscFunctionBegin;
+  p->single = l->dev.prec == NN_PRECISION_SINGLE;
+  p->es     = p->single ? sizeof(float) : sizeof(double);
+  p->Cin    = l->inshape.dim[0];
+  g->nb     = (size_t)l->nbatch;
+  g->n      = (size_t)n;
+  if (!transposed) {
+    NNLayer_Conv *d = (NNLayer_Conv *)l->data;
+    nd              = d->nd;
+    ws              = &d->gemm;
+    p->G            = d->groups;
+    p->Cout         = d->filters;
+    g->periodic     = (int)d->periodic;
+    g->C            = (size_t)p->Cin;
+    for (PetscInt a = 0; a < 3; a++) {
+      g->N[a]   = (int)d->w.N[a];
+      g->No[a]  = a < nd ? (int)l->outshape.dim[nd - a] : 1;
+      g->k[a]   = (int)d->w.k[a];
+      g->s[a]   = (int)d->w.s[a];
+      g->p[a]   = (int)d->w.p[a];
+      g->dil[a] = (int)d->w.dil[a];
+    }
+  } else {
+    NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
+    nd                       = d->nd;
+    ws                       = &d->gemm;
+    p->G                     = d->groups;
+    p->Cout                  = d->filters;
+    g->periodic              = 0;
+    g->C                     = (size_t)p->Cout;
+    for (PetscInt a = 0; a < 3; a++) {
+      PetscBool on = (PetscBool)(a < nd);
+      g->N[a]      = (int)d->No[a];
+      g->No[a]     = on ? (int)l->inshape.dim[nd - a] : 1;
+      g->k[a]      = on ? (int)d->k[a] : 1;
+      g->s[a]      = on ? (int)d->s[a] : 1;
+      g->p[a]      = on ? (int)d->pad[a] : 0;
+      g->dil[a]    = on ? (int)d->dil[a] : 1;
+    }
+  }
+  p->P  = NNConvGemmPixels(g->N);
+  p->Kg = (PetscInt)(g->C / p->G) * g->k[0] * g->k[1] * g->k[2];
+  p->M  = (PetscInt)(NNConvGemmPixels(g->No) * g->nb);
+  PetscCall(NNConvGemmWorkspace(l, ws, (size_t)p->M * p->G * p->Kg, (size_t)l->nbatch * p->Cout, &p->c));
+  PetscCall(NNCUDAGetStream(&p->s));
+  PetscFunctionReturn(0);
+}
+
+/* the weight block of group grp (its first entry), the bias, a group's block of the column matrix, of an image */
+#define NNConvGemmW(l, p, grp, rows)     ((const char *)(l)->dev.theta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
+#define NNConvGemmDW(l, p, grp, rows)    ((char *)(l)->dev.dtheta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
+#define NNConvGemmBias(l, p, theta)      ((char *)(theta) + (size_t)((l)->nparam - (p)->Cout) * (p)->es)
+#define NNConvGemmCol(p, grp)            ((char *)(p)->c->col + (size_t)(grp) * (p)->Kg * (p)->es)
+#define NNConvGemmAt(a, p, grp, perpix)  ((char *)(a) + (size_t)(grp) * (perpix) * (p)->es)
+
+/*
+   NNConvForwardGemm - conv2d / conv3d forward pass on the device by im2col and a GEMM per group
+*/
+PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
+{
+  NNConvGemmPass p;
+  PetscInt       Og;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
+  Og = p.Cout / p.G;
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(y, &p, grp, Og), p.Cout));
+  if (((NNLayer_Conv *)l->data)->bias) {
+    size_t Po = (size_t)p.M / p.g.nb;
+    NNCallCUDA(NNCUDAConvBias(p.single, Po, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
+    PetscCall(PetscLogFlops((PetscLogDouble)Po * n * p.Cout));
+  }
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNConvBackwardGemm - conv2d / conv3d backward pass on the device: weight and bias gradients added into
+   l->dev.dtheta, the input gradient (when dx is not NULL) by a GEMM per group and col2im
+*/
+PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const void *dy, void *dx)
+{
+  NNConvGemmPass p;
+  PetscInt       Og;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
+  Og = p.Cout / p.G;
+  /* x again: another pass (another batch size, NNPredict()) may have used the column matrix since this batch's forward pass */
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Og, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 1.0, NNConvGemmDW(l, &p, grp, Og), p.Kg));
+  if (((NNLayer_Conv *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, (size_t)p.M / p.g.nb, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
+  if (dx) {
+    for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Og, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
+    NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dx, p.s));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, void *y)
+{
+  NNConvGemmPass p;
+  PetscInt       Cg;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
+  Cg = p.Cin / p.G;
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Cg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
+  NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, y, p.s));
+  if (((NNLayer_ConvTranspose *)l->data)->bias) {
+    NNCallCUDA(NNCUDAConvBias(p.single, p.P, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
+    PetscCall(PetscLogFlops((PetscLogDouble)p.P * n * p.Cout));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, const void *y PETSC_UNUSED, const void *dy, void *dx)
+{
+  NNConvGemmPass p;
+  PetscInt       Cg;
+
+  PetscFunctionBegin;
+  PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
+  Cg = p.Cin / p.G;
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, dy, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Cg, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 1.0, NNConvGemmDW(l, &p, grp, Cg), p.Kg));
+  if (((NNLayer_ConvTranspose *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, p.P, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
+  if (dx)
+    for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Cg, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(dx, &p, grp, Cg), p.Cin));
+  PetscFunctionReturn(0);
+}
