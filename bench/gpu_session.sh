@@ -110,11 +110,15 @@ step "5. CNN and ODE-Net epoch timings (60000 samples, batch 128; seconds per ep
 cnn_epochs=${CNN_EPOCHS:-2}
 declare -A C
 for model in cnn odenet; do
-for mode in double single single_tf32; do
+for mode in double single single_tf32 single_gemm; do
   prec=${mode%_tf32}
+  prec=${prec%_gemm}
   extra=()
   targs=()
   [ "$mode" = single_tf32 ] && { extra=(-nn_cuda_tf32); targs=(--tf32); }
+  if [ "$mode" = single_gemm ]; then # the convolutions through PetNN's im2col kernels and cuBLAS instead of cuDNN
+    for layer in $(grep -o '^-[a-z0-9]*_type conv2d' "$B/examples/fashion_$model.opts" | sed 's/^-\(.*\)_type.*/\1/'); do extra+=(-"${layer}"_device_algorithm gemm); done
+  fi
   [ "$mode" = single ] && extra=(-log_view ":$out/logview_${model}_cuda_single.txt")
   log=$out/petnn_${model}_cuda_$mode.txt
   (cd "$scratch" && timeout 600 "$B/bin/petnn-env" nnrun -options_file "$B/examples/fashion_$model.opts" "${data[@]}" -nn_epochs "$cnn_epochs" \
@@ -128,7 +132,7 @@ done
 done
 printf '\n%-8s %-12s %14s %14s %16s\n' model precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
 for model in cnn odenet; do
-  for mode in double single single_tf32; do
+  for mode in double single single_tf32 single_gemm; do
     printf '%-8s %-12s %14s %14s %16s\n' "$model" "$mode" "${C[petnn_${model}_$mode]:--}" "${C[torch_${model}_$mode]:--}" "$(ratio "${C[petnn_${model}_$mode]:-0}" "${C[torch_${model}_$mode]:-0}")"
   done
 done

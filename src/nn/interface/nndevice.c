@@ -83,22 +83,22 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
 -  -nn_cuda_tf32 <bool> - single-precision GEMMs on the GPU may use TF32 tensor cores (`NNSetCUDATF32()`; default false)
 
    Notes:
-   On a GPU the activations, their gradients and a copy of the parameters (made at the start of every forward pass)
-   are PetNN's own device arrays in the precision of `NNSetPrecision()`: dense layers run through cuBLAS
-   (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN built with it), pooling, dropout, the spatial layout changes,
-   the pointwise activations and the explicit schemes of ODE blocks through PetNN's kernels. The input batch is
-   uploaded and the output downloaded; mse, l1, huber, bce_with_logits and cross_entropy are evaluated on the GPU in
-   double (the targets uploaded), other losses on the host (the output's gradient uploaded).
-   `NNTrain()` on one rank with sgd, adam or adamw keeps the parameters, their gradient and the optimizer state on the
-   GPU and steps there, copying them into their Vecs (`NNGetParameters()`, the optimizer's state) before every checkpoint
-   and at the end of every epoch. Elsewhere (`NNLossGradient()` called directly, data groups, tournaments, spectral
-   normalization, TAO) the parameter Vec is uploaded for every forward pass and the gradient added into the gradient Vec
-   (`NNGetGradient()`), so data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node)
-   modulo (the GPUs it sees).
+   On a GPU the activations, their gradients and a copy of the parameters are PetNN's own device arrays in the
+   precision of `NNSetPrecision()`: dense layers run through cuBLAS (`cublasGemmEx()`), conv2d through cuDNN (in a PetNN
+   built with it) or PetNN's im2col kernels and cuBLAS GEMMs (`-<layer>device_algorithm`), conv3d and the transposed
+   convolutions through the latter, and the norms, pooling, upsampling, dropout, the spatial layout changes, the
+   pointwise activations, residual layers, the graph layers (add, concat, split) and the explicit schemes of ODE blocks
+   through PetNN's kernels. The input batch is uploaded and the output downloaded; mse, l1, huber, bce_with_logits and
+   cross_entropy are evaluated on the GPU in double (the targets uploaded), other losses on the host (the output's
+   gradient uploaded). `NNTrain()` on one rank with sgd, adam or adamw, or with data groups reduced by nccl, keeps the
+   parameters, their gradient and the optimizer state on the GPU and steps there, copying them into their Vecs
+   (`NNGetParameters()`, the optimizer's state) before every checkpoint and at the end of every epoch. Elsewhere
+   (`NNLossGradient()` called directly, data groups reduced on the host, tournaments, spectral normalization, TAO) the
+   parameter Vec is uploaded when it changed and the gradient added into the gradient Vec (`NNGetGradient()`), so
+   data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
 
-   Only sequential networks whose layers all have device passes run on a device (dense, flatten, relu, leaky_relu, tanh,
-   sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d, max and average pooling, and ode blocks with an explicit
-   RK or the discrete scheme whose vector fields have these layers, for now; replicated, not partitioned or sharded);
+   Only networks (sequential or graph) whose layers all have device passes run on a device (the list is in the error
+   message and tutorial 15; replicated, not partitioned or sharded; graph networks in double precision only);
    `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
    only when their DMDA has one rank (no halo exchange on the device): `NNSetUp()` refuses others.
    `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
