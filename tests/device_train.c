@@ -50,21 +50,29 @@ static const Case cases[] = {
   {"adam, CNN with batch norm",   "-opt_type adam -opt_learning_rate 0.01",                                                       NN_PRECISION_SINGLE, NET_CNN,     PETSC_TRUE},
 };
 
-/* the case's network, cross entropy, batch 8, seed 3, the case's optimizer, under the case's prefix; ckpt: checkpoint file */
+/* the options prefix of case k's network (tag: which run) and its options: the case's network, cross entropy, batch 8,
+   seed 3, the case's optimizer */
+static PetscErrorCode NetOptions(PetscInt k, const char tag[], char prefix[16], char opts[1024])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(prefix, 16, "dt%d%s_", (int)k, tag));
+  PetscCall(PetscSNPrintf(opts, 1024, "%s -nn_loss cross_entropy -nn_batch_size 8 -nn_epochs 3 -nn_seed 3 %s", cases[k].net, cases[k].opt));
+  PetscFunctionReturn(0);
+}
+
+/* case k's network (NetOptions()); ckpt: checkpoint file */
 static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const char ckpt[], const char tag[], const char extra[], NN *net)
 {
-  char        prefix[16], opts[1024];
-  const Case *c = &cases[k];
+  char prefix[16], opts[1024];
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "dt%d%s_", (int)k, tag));
-  PetscCall(PetscSNPrintf(opts, sizeof(opts), "%s -nn_loss cross_entropy -nn_batch_size 8 -nn_epochs 3 -nn_seed 3 %s", c->net, c->opt));
+  PetscCall(NetOptions(k, tag, prefix, opts));
   PetscCall(NNTestInsertPrefixed(prefix, opts));
   if (extra) PetscCall(NNTestInsertPrefixed(prefix, extra));
   PetscCall(NNCreate(comm, net));
   PetscCall(NNSetOptionsPrefix(*net, prefix));
   PetscCall(NNSetFromOptions(*net));
-  PetscCall(NNSetPrecision(*net, c->prec));
+  PetscCall(NNSetPrecision(*net, cases[k].prec));
   PetscCall(NNSetDevice(*net, dev));
   if (ckpt) {
     NNTrainer tr;
@@ -72,6 +80,18 @@ static PetscErrorCode CreateNet(PetscInt k, MPI_Comm comm, NNDevice dev, const c
     PetscCall(NNTrainerSetCheckpoint(tr, ckpt));
   }
   PetscCall(NNSetUp(*net));
+  PetscFunctionReturn(0);
+}
+
+/* removes the options CreateNet(k, ..., tag, extra, ...) inserted (the options database holds at most 512) */
+static PetscErrorCode ClearNet(PetscInt k, const char tag[], const char extra[])
+{
+  char prefix[16], opts[1024];
+
+  PetscFunctionBegin;
+  PetscCall(NetOptions(k, tag, prefix, opts));
+  PetscCall(NNTestClearPrefixed(prefix, opts));
+  if (extra) PetscCall(NNTestClearPrefixed(prefix, extra));
   PetscFunctionReturn(0);
 }
 
@@ -139,6 +159,7 @@ static PetscErrorCode RunCase(PetscInt k, const char datafile[], const PetscReal
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s: 3 epochs, optimizer on the device: cuda vs cpu <= %g, checkpoint = device: PASSED\n", c->label, NNPrecisions[c->prec], (double)tol[c->prec]));
   for (int d = 0; d < 2; d++) PetscCall(NNDestroy(&net[d]));
   PetscCall(NNDestroy(&loaded));
+  PetscCall(ClearNet(k, "", NULL));
   PetscCall(NNDataDestroy(&data));
   PetscFunctionReturn(0);
 }
@@ -179,6 +200,8 @@ static PetscErrorCode RunDataParallelCase(PetscInt k, const char datafile[], con
     PetscCall(NNDestroy(&net[d]));
     PetscCall(NNDataDestroy(&data[d]));
   }
+  PetscCall(ClearNet(k, "cpu", "-nn_batch_size 19"));
+  PetscCall(ClearNet(k, "dp", extra));
   PetscFunctionReturn(0);
 }
 
