@@ -98,7 +98,7 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
    data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
 
    Only networks (sequential or graph) whose layers all have device passes run on a device (the list is in the error
-   message and tutorial 15; replicated, not partitioned or sharded; graph networks in double precision only);
+   message and tutorial 15; replicated, not partitioned or sharded; graph networks in either precision, unlike the CPU);
    `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
    only when their DMDA has one rank (no halo exchange on the device): `NNSetUp()` refuses others.
    `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
