@@ -12,6 +12,8 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
                      "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n\n"
+                     "A case's options may give the network a spatial input: -test_input_dm C,H,W (a DMDA on the case's\n"
+                     "communicator, NNSetInputDM()).\n"
                      "Graph networks in single precision on the device are compared with the CPU in double (the CPU has no\n"
                      "single-precision graph passes), with the single-precision tolerance.\n"
                      "A network with buffers (batch norm's running statistics) must have the same buffers after the pass on both\n"
@@ -74,6 +76,11 @@ static const Case cases[] = {
   {"graph: fan-out, split, add, concat", "-nn_type graph -nn_input_shape 5 -nn_layers d1,t1,s,d2,d3,a,g,c,out -d1_type dense -d1_units 6 -t1_type tanh -s_type split -s_sizes 2,4 -d2_type dense -d2_units 4 -d2_inputs s:0 -d3_type dense -d3_units 4 -d3_inputs input -a_type add -a_inputs d2,s:1,d3 -g_type tanh -c_type concat -c_inputs g,t1 -out_type dense -out_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
   {"graph on a spatial state: split, avgpool2d, concat, add, batch 4 of 6", "-nn_type graph -nn_input_shape 4,6,5 -nn_layers sp,s,p,a,c,r,fl,fc -sp_type to_spatial -s_type split -s_sizes 1,3 -p_type avgpool2d -p_kernel 3 -p_stride 1 -p_padding 1 -p_inputs s:1 -a_type tanh -a_inputs s:0 -c_type concat -c_inputs a,p -r_type add -r_inputs c,sp -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
   {"graph on a spatial state: split, avgpool2d, concat, add", "-nn_type graph -nn_input_shape 4,6,5 -nn_layers sp,s,p,a,c,r,fl,fc -sp_type to_spatial -s_type split -s_sizes 1,3 -p_type avgpool2d -p_kernel 3 -p_stride 1 -p_padding 1 -p_inputs s:1 -a_type tanh -a_inputs s:0 -c_type concat -c_inputs a,p -r_type add -r_inputs c,sp -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spatial output (conv2d, mse on the DMDA layout)", "-nn_layers sp,c -sp_type to_spatial -c_type conv2d -c_filters 2 -c_kernel 3 -c_padding 1 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spatial output (conv2d, mse on the DMDA layout), batch 4 of 6", "-nn_layers sp,c -sp_type to_spatial -c_type conv2d -c_filters 2 -c_kernel 3 -c_padding 1 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
+  {"spatial input (NNSetInputDM): conv2d, relu, conv2d, mse on the DMDA layout", "-test_input_dm 2,5,4 -nn_layers c1,r,c2 -c1_type conv2d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -r_type relu -c2_type conv2d -c2_filters 2 -c2_kernel 3 -c2_padding 1 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spatial input (NNSetInputDM), batch 4 of 6", "-test_input_dm 2,5,4 -nn_layers c1,r,c2 -c1_type conv2d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -r_type relu -c2_type conv2d -c2_filters 2 -c2_kernel 3 -c2_padding 1 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
+  {"u-net (graph, spatial input, periodic conv2d, maxpool2d, conv_transpose2d, concat, gelu)", "-test_input_dm 1,8,8 -nn_type graph -nn_layers e1,a1,p1,b,ab,u1,c1,d1,ad1,out -e1_type conv2d -e1_filters 4 -e1_kernel 3 -e1_periodic -a1_type gelu -p1_type maxpool2d -p1_kernel 2 -b_type conv2d -b_filters 8 -b_kernel 3 -b_periodic -ab_type gelu -u1_type conv_transpose2d -u1_filters 4 -c1_type concat -c1_inputs u1,a1 -d1_type conv2d -d1_filters 4 -d1_kernel 3 -d1_periodic -ad1_type gelu -out_type conv2d -out_filters 1 -out_kernel 1 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d stride 2 dilation 2 groups 2", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_dilation 2 -c_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d 1x3 no bias",   "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 3 -c_kernel 1,3 -c_bias 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"conv2d 3x3 stride 2 padding 1, gemm", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 5 -c_kernel 3 -c_stride 2 -c_padding 1 -c_device_algorithm gemm -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,7,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
@@ -152,9 +159,21 @@ static PetscErrorCode ResultDestroy(Result *r)
 
 static PetscErrorCode CreateNet(MPI_Comm comm, const char prefix[], NN *net)
 {
+  PetscInt  chw[3], nchw = 3;
+  PetscBool indm = PETSC_FALSE;
+
   PetscFunctionBegin;
   PetscCall(NNCreate(comm, net));
   PetscCall(NNSetOptionsPrefix(*net, prefix));
+  PetscCall(PetscOptionsGetIntArray(NULL, prefix, "-test_input_dm", chw, &nchw, &indm));
+  if (indm) { /* a spatial input: the batch is a DMDA Vec (NNSetInputDM()) */
+    DM da;
+    PetscCheck(nchw == 3, comm, PETSC_ERR_ARG_SIZ, "-%stest_input_dm needs C,H,W", prefix);
+    PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, chw[2], chw[1], PETSC_DECIDE, PETSC_DECIDE, chw[0], 1, NULL, NULL, &da));
+    PetscCall(DMSetUp(da));
+    PetscCall(NNSetInputDM(*net, da));
+    PetscCall(DMDestroy(&da));
+  }
   PetscCall(NNSetBatchSize(*net, NBATCH));
   PetscCall(NNSetFromOptions(*net));
   PetscCall(NNSetUp(*net));

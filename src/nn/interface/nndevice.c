@@ -230,7 +230,6 @@ PetscErrorCode NNDeviceSetUp(NN net)
 
   PetscFunctionBegin;
   if (net->dev.type == NN_DEVICE_CPU) PetscFunctionReturn(0);
-  PetscCheck(!net->spatial.indm, comm, PETSC_ERR_SUP, "-nn_device %s is not available for networks with a spatial (DMDA) input (NNSetInputDM()) yet: use -nn_device cpu", NNDevices[net->dev.type]);
   for (PetscInt i = 0; i < net->nlayers; i++) {
     NNLayer     l      = net->layers[i];
     const char *name   = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;

@@ -240,10 +240,11 @@ static PetscErrorCode NNDeviceDownload(NNDeviceCUDA *c, PetscInt m, const void *
   PetscFunctionReturn(0);
 }
 
-/* the entries of activation i a pass over n samples uses (sequential activations: n samples of the batch) */
+/* the entries of activation i a pass over n samples uses: n samples of a sequential batch, the whole local array of a
+   spatial one ([pixel][slot][channel]: the slots of the pass are spread over it) */
 static PetscInt NNDeviceLength(NN net, NNDeviceCUDA *c, PetscInt i, PetscInt n)
 {
-  return n * (c->len[i] / net->nbatch);
+  return c->spatial[i] ? c->len[i] : n * (c->len[i] / net->nbatch);
 }
 
 /* the layers' slices of the device parameter copy and gradient */
