@@ -141,5 +141,17 @@ for model in cnn odenet; do
   grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad|NNODE)" "$out/logview_${model}_cuda_single.txt" 2>/dev/null | cut -c1-100
 done
 
+step "6. the U-Net surrogate of the Allen-Cahn simulation (examples/allen_cahn_unet.opts, 64x64; a graph network with a spatial input)"
+for dev in cuda cpu; do
+  for prec in double single; do
+    log=$out/unet_${dev}_$prec.txt
+    (cd "$scratch" && OPENBLAS_NUM_THREADS=$(nproc) timeout 600 "$B/bin/petnn-env" reaction_diffusion_surrogate -options_file "$B/examples/allen_cahn_unet.opts" \
+       -ntrain 48 -nn_epochs 3 -nn_device "$dev" -nn_precision "$prec" -log_view ":$out/logview_unet_${dev}_$prec.txt") >"$log" 2>&1 ||
+      { echo "U-Net $dev $prec failed:"; tail -20 "$log"; [ "$dev" = cuda ] && status=1; }
+    echo "-- U-Net, $dev, $prec: $(grep -E '^epoch +3' "$log"); forward + backward + loss + optimizer: $(grep -E '^(NNForward|NNBackward|NNLoss|NNOptStep) ' "$out/logview_unet_${dev}_$prec.txt" 2>/dev/null | awk '{t += $4} END {printf "%.3g s", t}')"
+    grep -E "^Held-out|^Time per call" "$log"
+  done
+done
+
 step "done: tests $([ $status = 0 ] && echo passed || echo FAILED); log in $out/gpu_session.log"
 exit $status
