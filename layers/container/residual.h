@@ -1,14 +1,12 @@
-/* Private to the residual layer: layers/container/residual.c (the layer) and
- * residual_cuda.c (its device passes). */
+/* Private to the residual layer: layers/container/residual.c (the layer) and residual_cuda.c (its device passes). */
 #pragma once
 
 #include <petnn/private/containerimpl.h>
 
 typedef struct {
   NNLayerContainer v; /* the children's activation Vecs */
-  /* device passes (-nn_device cuda): the children's outputs and their gradients
-     as device arrays of the pass's precision, one of each per child, with the
-     entries of the Vecs in v */
+  /* device passes (-nn_device cuda): the children's outputs and their gradients as device arrays of the pass's
+     precision, one of each per child, with the entries of the Vecs in v */
   void   **dout, **ddout;
   size_t   des;  /* their entry size (0: none made) */
   PetscInt ndev; /* children they were made for */

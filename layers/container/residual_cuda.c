@@ -1,14 +1,11 @@
 /*
-   Device passes of the residual layer (-nn_device cuda): y = x + block(x)
-   through the children's device passes, on device arrays of the pass's
-   precision for the children's outputs and their gradients (one per child, as
-   the Vecs of the CPU passes). The children read their slices of the device
-   parameter copy and add into the device gradient; a pointwise child on a
-   spatial activation runs on every batch slot, as in the network's device pass.
-   The skip connection adds over the whole local array on spatial activations
-   (slots s >= n included, as VecWAXPY() does on the CPU) and over the first n
-   samples on sequential ones. NNLayerSetUp_Residual() sets these passes when
-   every child has device passes.
+   Device passes of the residual layer (-nn_device cuda): y = x + block(x) through the children's device passes, on
+   device arrays of the pass's precision for the children's outputs and their gradients (one per child, as the Vecs
+   of the CPU passes). The children read their slices of the device parameter copy and add into the device gradient;
+   a pointwise child on a spatial activation runs on every batch slot, as in the network's device pass. The skip
+   connection adds over the whole local array on spatial activations (slots s >= n included, as VecWAXPY() does on
+   the CPU) and over the first n samples on sequential ones. NNLayerSetUp_Residual() sets these passes when every
+   child has device passes.
 */
 #include "residual.h"
 #include <petnn/private/cudaimpl.h>
@@ -20,10 +17,7 @@ static PetscErrorCode NNResidualDeviceArrays(NNLayer l)
   size_t            es = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
 
   PetscFunctionBegin;
-  PetscCheck(r->v.nvec == l->nchildren, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE,
-             "Residual layer %s: its children's Vecs are not made; NNSetUp() "
-             "makes them before the device passes run",
-             ((PetscObject)l)->name);
+  PetscCheck(r->v.nvec == l->nchildren, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Residual layer %s: its children's Vecs are not made; NNSetUp() makes them before the device passes run", ((PetscObject)l)->name);
   if (r->ndev == l->nchildren && r->des == es) PetscFunctionReturn(0);
   PetscCall(NNResidualDeviceReset(l));
   PetscCall(PetscCalloc2(l->nchildren, &r->dout, l->nchildren, &r->ddout));
@@ -38,9 +32,8 @@ static PetscErrorCode NNResidualDeviceArrays(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* the children read their slices of the layer's device parameters and gradient
-   (as NNLayerSetChildPointers() on the host arrays); the number of samples
-   child c's passes get; the entries the skip connection adds */
+/* the children read their slices of the layer's device parameters and gradient (as NNLayerSetChildPointers() on the
+   host arrays) */
 static PetscErrorCode NNResidualDevicePointChildren(NNLayer l)
 {
   size_t es = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
@@ -56,6 +49,7 @@ static PetscErrorCode NNResidualDevicePointChildren(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* whether the activations are spatial, and the entries the skip connection adds */
 static PetscErrorCode NNResidualDeviceSizes(NNLayer l, PetscInt n, PetscBool *spatial, size_t *N)
 {
   NNLayer_Residual *r = (NNLayer_Residual *)l->data;
@@ -65,7 +59,7 @@ static PetscErrorCode NNResidualDeviceSizes(NNLayer l, PetscInt n, PetscBool *sp
   PetscFunctionBegin;
   PetscCall(NNLayerGetInputDM(l, &dm));
   PetscCall(VecGetLocalSize(r->v.out[l->nchildren - 1], &m));
-  *spatial = (PetscBool) !!dm;
+  *spatial = (PetscBool)!!dm;
   *N       = dm ? (size_t)m : (size_t)n * (size_t)NNShapeSize(&l->inshape);
   PetscFunctionReturn(0);
 }
@@ -107,8 +101,7 @@ PetscErrorCode NNLayerBackwardDevice_Residual(NNLayer l, PetscInt n, const void 
   PetscCall(NNResidualDeviceArrays(l));
   PetscCall(NNResidualDevicePointChildren(l));
   PetscCall(NNResidualDeviceSizes(l, n, &spatial, &N));
-  /* the block's output gradient is dy; the first child writes the block's input
-   * gradient into dx */
+  /* the block's output gradient is dy; the first child writes the block's input gradient into dx */
   for (PetscInt c = nc - 1; c >= 0; c--) {
     NNLayer     ch   = l->children[c];
     const void *in   = c ? r->dout[c - 1] : x;

@@ -1,6 +1,5 @@
-/* Device passes of global average pooling (-nn_device cuda) on one rank: the
-   kernels of globalpool_kernels.cu (no all-reduce: the DMDA has one rank on the
-   device). */
+/* Device passes of global average pooling (-nn_device cuda) on one rank: the kernels of globalpool_kernels.cu (no
+   all-reduce: the DMDA has one rank on the device). */
 #include <petnn/private/cudaimpl.h>
 
 /* the pixels and the entries per pixel of the layer's input */

@@ -1,7 +1,8 @@
-/* Device passes of nearest-neighbour upsampling (-nn_device cuda) on one rank:
-   the kernels of upsample_kernels.cu on every batch slot, as the CPU passes do.
-   The linear modes have no device passes (NNLayerSetUp_Upsample() leaves them
-   unset, so NNSetUp() refuses such a layer on the device). */
+/*
+   Device passes of nearest-neighbour upsampling (-nn_device cuda) on one rank: the kernels of upsample_kernels.cu on
+   every batch slot, as the CPU passes do. The linear modes have no device passes (NNLayerSetUp_Upsample() leaves
+   them unset, so NNSetUp() refuses such a layer on the device).
+*/
 #include "upsample.h"
 #include <petnn/private/cudaimpl.h>
 

@@ -7,11 +7,12 @@
 */
 #include <petnn/private/cudaimpl.h>
 
-/* the scratch device arrays of the graph's extra readers (NNDeviceSetUp_CUDA()) */
+/* the scratch device arrays of the graph's extra readers and the argument arrays of a layer's pass (NNDeviceSetUp_CUDA()) */
 PetscErrorCode NNDeviceGraphSetUp_CUDA(NN net, NNDeviceCUDA *c)
 {
   PetscFunctionBegin;
-  if (!net->graph.on || !net->graph.nscratch) PetscFunctionReturn(0);
+  if (!net->graph.on) PetscFunctionReturn(0);
+  PetscCall(PetscCalloc1(4 * net->graph.maxio, &c->gargs));
   c->nscratch = net->graph.nscratch;
   PetscCall(PetscCalloc1(c->nscratch, &c->scratch));
   for (PetscInt j = 0; j < c->nscratch; j++) {
@@ -27,6 +28,7 @@ PetscErrorCode NNDeviceGraphReset_CUDA(NNDeviceCUDA *c)
   PetscFunctionBegin;
   for (PetscInt j = 0; j < c->nscratch; j++) PetscCall(NNCUDAFree(&c->scratch[j]));
   PetscCall(PetscFree(c->scratch));
+  PetscCall(PetscFree(c->gargs));
   c->nscratch = 0;
   PetscFunctionReturn(0);
 }
@@ -36,8 +38,8 @@ PetscErrorCode NNDeviceGraphLayerForward_CUDA(NN net, NNDeviceCUDA *c, PetscInt 
 {
   NNLayer        l  = net->layers[i];
   const PetscInt k0 = net->graph.inptr[i], nin = net->graph.inptr[i + 1] - k0, p0 = net->graph.outptr[i], nout = net->graph.outptr[i + 1] - p0;
-  const void   **x;
-  void         **y;
+  const void   **x = (const void **)c->gargs;
+  void         **y = c->gargs + net->graph.maxio;
 
   PetscFunctionBegin;
   if (!l->ops->forwardmultidevice) {
@@ -45,11 +47,9 @@ PetscErrorCode NNDeviceGraphLayerForward_CUDA(NN net, NNDeviceCUDA *c, PetscInt 
     PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[v], n), c->act[v], c->act[i + 1]);
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscMalloc2(nin, &x, nout, &y));
   for (PetscInt k = 0; k < nin; k++) x[k] = c->act[net->graph.in[k0 + k]];
   for (PetscInt p = 0; p < nout; p++) y[p] = c->act[net->graph.out[p0 + p]];
   PetscUseTypeMethod(l, forwardmultidevice, n, nin, x, nout, y);
-  PetscCall(PetscFree2(x, y));
   PetscFunctionReturn(0);
 }
 
@@ -68,11 +68,10 @@ PetscErrorCode NNDeviceGraphLayerBackward_CUDA(NN net, NNDeviceCUDA *c, PetscInt
 {
   NNLayer        l  = net->layers[i];
   const PetscInt k0 = net->graph.inptr[i], nin = net->graph.inptr[i + 1] - k0, p0 = net->graph.outptr[i], nout = net->graph.outptr[i + 1] - p0;
-  const void   **x, **y, **dy;
-  void         **dx;
+  const void   **x = (const void **)c->gargs, **y = x + net->graph.maxio, **dy = y + net->graph.maxio;
+  void         **dx = c->gargs + 3 * net->graph.maxio;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc4(nin, &x, nout, &y, nout, &dy, nin, &dx));
   for (PetscInt k = 0; k < nin; k++) {
     PetscInt v = net->graph.in[k0 + k], s = net->graph.slot[k0 + k];
     x[k]  = c->act[v];
@@ -88,6 +87,5 @@ PetscErrorCode NNDeviceGraphLayerBackward_CUDA(NN net, NNDeviceCUDA *c, PetscInt
     PetscInt v = net->graph.in[k0 + k], s = net->graph.slot[k0 + k];
     if (dx[k] && s >= 0) PetscCall(NNDeviceGraphAddGradient(net, c, v, n, dx[k], st));
   }
-  PetscCall(PetscFree4(x, y, dy, dx));
   PetscFunctionReturn(0);
 }
