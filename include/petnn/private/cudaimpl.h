@@ -52,6 +52,7 @@ typedef struct {
   double      *target, *lossw;    /* the loss on the device: targets of a batch, the loss's work (NNCUDALossWorkSize()) */
   PetscBool    dyready;           /* the loss on the device wrote dact[nlayers] (the backward pass uploads none) */
   void       **scratch;           /* graph networks: the gradients of a node's extra readers, added after them */
+  void       **gargs;             /* graph networks: 4 maxio device array pointers, the arguments of a layer's pass */
   PetscInt     nscratch;
   cudaEvent_t *ev;                /* [4 nlayers]: each layer's forward start, stop, backward start, stop */
   size_t       bytes;             /* device memory held */
