@@ -248,6 +248,8 @@ typedef struct {
   Vec      xl, dxl;       /* ghosted input and input gradient, storage lent per pass (NULL: the input Vec's arrays serve) */
   MPI_Datatype sunit;     /* single precision: the float unit of dahalo's exchange (dof floats; NULL until first used) */
   float       *sdxl;      /* single precision: the ghosted input gradient while lent */
+  MPI_Datatype dunit;     /* the double unit of the same exchange on raw arrays (the device's staging) */
+  void        *dev;       /* the device's staging buffers (spatialhalo_cuda.c; NULL until first used) */
 } NNSpatialHalo;
 PETSC_EXTERN PetscErrorCode NNSpatialHaloSetUp(NNLayer, const NNSpatialWindow *, PetscInt, NNSpatialHalo *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloCreateVecs(NNSpatialHalo *);
@@ -262,3 +264,11 @@ PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputSingle(NNSpatialHalo *, const f
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputSingle(NNSpatialHalo *);
 PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *, float *, float **);
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *, float *);
+/* dahalo's global-to-local PetscSF with its unit of dof floats (single) or doubles and the MPI_Op that sums them */
+PETSC_INTERN PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *, PetscBool, PetscSF *, MPI_Datatype *, MPI_Op *);
+/* the device's exchange (-nn_device cuda, src/layer/interface/spatialhalo_cuda.c): the same PetscSF on page-locked host
+   copies of device arrays in the precision given; xg, the ghosted array of dahalo, from the owned x, and its adjoint,
+   x = the sum of the ghosted entries over the ranks' halos */
+PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *, NNPrecision, const void *, void *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *, NNPrecision, const void *, void *);
+PETSC_INTERN PetscErrorCode NNSpatialHaloDeviceReset(NNSpatialHalo *);
