@@ -127,6 +127,7 @@ struct _p_NNLayer {
     PetscBool   tf32;         /* float GEMMs may use TF32 (-nn_cuda_tf32) */
     const void *theta;        /* this layer's slice of the device parameter copy */
     void       *dtheta;       /* and of the device parameter gradient */
+    PetscBool   split;        /* the device passes take spatial activations split over ranks (set by the type) */
   } dev;
   /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
      pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
