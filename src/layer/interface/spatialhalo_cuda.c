@@ -33,32 +33,14 @@ static PetscErrorCode NNDevHaloEvent(void)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNFreeHost(void **p)
-{
-  PetscFunctionBegin;
-  if (*p) NNCallCUDA(cudaFreeHost(*p));
-  *p = NULL;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNMallocHost(size_t bytes, void **p)
-{
-  cudaError_t err;
-
-  PetscFunctionBegin;
-  err = cudaMallocHost(p, PetscMax(bytes, 1));
-  PetscCheck(err == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMallocHost() of %.4g MB (halo staging) failed: %s (%s)", bytes / 1e6, cudaGetErrorName(err), cudaGetErrorString(err));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode NNSpatialHaloDeviceReset(NNSpatialHalo *h)
 {
   NNSpatialHaloDevice *d = (NNSpatialHaloDevice *)h->dev;
 
   PetscFunctionBegin;
   if (!d) PetscFunctionReturn(0);
-  PetscCall(NNFreeHost(&d->hown));
-  PetscCall(NNFreeHost(&d->hghost));
+  PetscCall(NNCUDAFreeHost(&d->hown));
+  PetscCall(NNCUDAFreeHost(&d->hghost));
   PetscCall(NNCUDAFree(&d->xg));
   PetscCall(NNCUDAFree(&d->dxg));
   PetscCall(PetscFree(h->dev));
@@ -85,8 +67,8 @@ static PetscErrorCode NNSpatialHaloDeviceGet(NNSpatialHalo *h, NNPrecision prec,
     PetscCall(DMDAGetInfo(h->dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
     d->nown   = (size_t)xm * ym * zm * dof;
     d->nghost = (size_t)gm[0] * gm[1] * gm[2] * dof;
-    PetscCall(NNMallocHost(d->nown * es, &d->hown));
-    PetscCall(NNMallocHost(d->nghost * es, &d->hghost));
+    PetscCall(NNCUDAMallocHost(PetscMax(d->nown, 1) * es, "halo staging", &d->hown));
+    PetscCall(NNCUDAMallocHost(PetscMax(d->nghost, 1) * es, "halo staging", &d->hghost));
   }
   *dd = (NNSpatialHaloDevice *)h->dev;
   PetscFunctionReturn(0);
@@ -237,7 +219,7 @@ static size_t NNAllreduceStageBytes = 0;
 static PetscErrorCode NNAllreduceStageFree(void)
 {
   PetscFunctionBegin;
-  PetscCall(NNFreeHost(&NNAllreduceStage));
+  PetscCall(NNCUDAFreeHost(&NNAllreduceStage));
   NNAllreduceStageBytes = 0;
   PetscFunctionReturn(0);
 }
@@ -254,8 +236,8 @@ PetscErrorCode NNDeviceAllreduceSum(MPI_Comm comm, NNPrecision prec, void *d, si
   PetscCall(NNDevHaloEvent());
   if (NNAllreduceStageBytes < n * es) {
     if (!NNAllreduceStage) PetscCall(PetscRegisterFinalize(NNAllreduceStageFree));
-    PetscCall(NNFreeHost(&NNAllreduceStage));
-    PetscCall(NNMallocHost(n * es, &NNAllreduceStage));
+    PetscCall(NNCUDAFreeHost(&NNAllreduceStage));
+    PetscCall(NNCUDAMallocHost(n * es, "staging of a sum over ranks", &NNAllreduceStage));
     NNAllreduceStageBytes = n * es;
   }
   PetscCall(PetscMPIIntCast((PetscInt)n, &cnt));
