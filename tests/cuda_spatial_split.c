@@ -11,7 +11,7 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU for CNNs
                      "  -print_errors        print the measured differences (not stable output)\n\n";
 
 #include <petnn/private/nnimpl.h>
-#include "nntest.h"
+#include "nntestdevice.h"
 
 #define NBATCH 5
 
@@ -30,39 +30,6 @@ static const Case cases[] = {
   {"maxpool 3 stride 2, periodic conv, batch 3 of 5", "-nn_layers sp,p1,c1,a1,fl,fc -sp_type to_spatial -p1_type maxpool2d -p1_kernel 3 -p1_stride 2 -p1_padding 1 -c1_type conv2d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -c1_periodic -a1_type sigmoid -fl_type spatial_flatten -fc_type dense -fc_units 4 -nn_input_shape 2,10,14 -nn_loss mse",                                                                                     3},
   {"conv3d, avgpool3d",                               "-nn_layers sp,c1,a1,p1,fl,fc -sp_type to_spatial -c1_type conv3d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -a1_type leaky_relu -a1_slope 0.1 -p1_type avgpool3d -p1_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,6,10 -nn_loss mse",                                                                                                           0},
 };
-
-typedef struct {
-  PetscReal L;
-  Vec       y, dx, g;
-} Result;
-
-static PetscErrorCode Run(NN net, NNDevice dev, PetscInt n, Vec x, Vec t, Result *r)
-{
-  Vec        g;
-  PetscInt   nact;
-  const Vec *act, *dact;
-
-  PetscFunctionBegin;
-  PetscCall(NNSetDevice(net, dev));
-  PetscCall(VecDuplicate(x, &r->dx));
-  PetscCall(NNLossGradient(net, n, x, t, &r->L, r->dx));
-  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
-  PetscCall(VecDuplicate(act[nact - 1], &r->y));
-  PetscCall(VecCopy(act[nact - 1], r->y));
-  PetscCall(NNGetGradient(net, &g));
-  PetscCall(VecDuplicate(g, &r->g));
-  PetscCall(VecCopy(g, r->g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode ResultDestroy(Result *r)
-{
-  PetscFunctionBegin;
-  PetscCall(VecDestroy(&r->y));
-  PetscCall(VecDestroy(&r->dx));
-  PetscCall(VecDestroy(&r->g));
-  PetscFunctionReturn(0);
-}
 
 /* inputs in [-1, 1], the same on every rank (the sequential batch is replicated), and targets fitting the loss */
 static PetscErrorCode FillBatch(PetscRandom rand, NN net, Vec x, Vec t)
@@ -111,11 +78,7 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "s%d_", (int)k));
   PetscCall(NNTestInsertPrefixed(prefix, c->opts));
-  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
-  PetscCall(NNSetOptionsPrefix(net, prefix));
-  PetscCall(NNSetBatchSize(net, NBATCH));
-  PetscCall(NNSetFromOptions(net));
-  PetscCall(NNSetUp(net));
+  PetscCall(NNTestPassCreateNet(PETSC_COMM_WORLD, prefix, NBATCH, &net));
   /* the test is about split activations: the first spatial activation must be split as the test's options say */
   PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
   PetscCall(VecGetDM(act[1], &da));
@@ -125,23 +88,18 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(rand, net, x, t));
   for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
-    Result    rc, rg;
-    PetscReal d[4] = {0, 0, 0, 0};
+    NNTestPass rc, rg;
+    PetscReal  d[4] = {0, 0, 0, 0};
     PetscCall(NNSetPrecision(net, (NNPrecision)p));
-    PetscCall(Run(net, NN_DEVICE_CPU, n, x, t, &rc));
-    PetscCall(Run(net, NN_DEVICE_CUDA, n, x, t, &rg));
-    d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
-    if (n == NBATCH) { /* a smaller batch leaves the other samples' outputs and input gradients unspecified */
-      PetscCall(NNTestRelDiff(rc.y, rg.y, &d[1]));
-      PetscCall(NNTestRelDiff(rc.dx, rg.dx, &d[2]));
-    }
-    PetscCall(NNTestRelDiff(rc.g, rg.g, &d[3]));
+    PetscCall(NNTestPassRun(net, NN_DEVICE_CPU, n, x, t, &rc));
+    PetscCall(NNTestPassRun(net, NN_DEVICE_CUDA, n, x, t, &rg));
+    PetscCall(NNTestPassCompare(&rc, &rg, (PetscBool)(n == NBATCH), d));
     if (print)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s, %d ranks: cuda vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], (int)size, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
     for (int i = 0; i < 4; i++) PetscCheck(d[i] <= tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: cuda vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], what[i], (double)d[i], (double)tol[p]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: cuda vs cpu, split spatial activations, %s, <= %g PASSED\n", c->label, NNPrecisions[p], (double)tol[p]));
-    PetscCall(ResultDestroy(&rc));
-    PetscCall(ResultDestroy(&rg));
+    PetscCall(NNTestPassDestroy(&rc));
+    PetscCall(NNTestPassDestroy(&rg));
   }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
@@ -153,27 +111,13 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
 /* a layer type without device passes for split activations (layer_norm) is refused at set-up, named */
 static PetscErrorCode CheckRefusal(void)
 {
-  const char    *opts = "-nn_layers sp,ln,fl -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -nn_input_shape 2,6,6";
-  NN             net;
-  PetscErrorCode ierr;
-  const char    *etext;
-  char          *msg = NULL, *found;
+  const char *opts = "-nn_layers sp,ln,fl -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  char       *msg;
 
   PetscFunctionBegin;
   PetscCall(NNTestInsertPrefixed("e_", opts));
-  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
-  PetscCall(NNSetOptionsPrefix(net, "e_"));
-  PetscCall(NNSetFromOptions(net));
-  PetscCall(NNSetDevice(net, NN_DEVICE_CUDA));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = NNSetUp(net);
-  PetscCall(PetscPopErrorHandler());
-  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted layer_norm on split spatial activations on the device");
-  PetscCall(PetscErrorMessage(ierr, &etext, &msg));
-  PetscCall(PetscStrstr(msg, "layer ln (type layer_norm) has no device passes for spatial (DMDA) activations split over ranks", &found));
-  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the layer: %s", msg);
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "layer_norm on split spatial activations", "layer ln (type layer_norm) has no device passes for spatial (DMDA) activations split over ranks", &msg));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "layer_norm on split spatial activations is refused with a message naming it: PASSED\n"));
-  PetscCall(NNDestroy(&net));
   PetscCall(NNTestClearPrefixed("e_", opts));
   PetscFunctionReturn(0);
 }

@@ -74,6 +74,18 @@ static PetscErrorCode NNSpatialHaloDeviceGet(NNSpatialHalo *h, NNPrecision prec,
   PetscFunctionReturn(0);
 }
 
+/* what an exchange needs (the staging, the SF, its unit and sum, the stream, the bytes of an entry); begins NNDevHalo */
+static PetscErrorCode NNSpatialHaloDeviceBegin(NNSpatialHalo *h, NNPrecision prec, NNSpatialHaloDevice **d, PetscSF *sf, MPI_Datatype *unit, MPI_Op *sum, cudaStream_t *s, size_t *es)
+{
+  PetscFunctionBegin;
+  *es = prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  PetscCall(NNSpatialHaloDeviceGet(h, prec, d));
+  PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), sf, unit, sum));
+  PetscCall(NNCUDAGetStream(s));
+  PetscCall(PetscLogEventBegin(NN_DevHalo, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
 /*
    NNSpatialHaloDeviceScatter - xg (device, dahalo's ghosted array) from x (device, the owned array): the exchange of
    DMGlobalToLocal(INSERT_VALUES) staged through page-locked host memory, in precision prec
@@ -84,13 +96,10 @@ PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *h, NNPrecision prec, co
   PetscSF              sf;
   MPI_Datatype         unit;
   cudaStream_t         s;
-  size_t               es = prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  size_t               es;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialHaloDeviceGet(h, prec, &d));
-  PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), &sf, &unit, NULL));
-  PetscCall(NNCUDAGetStream(&s));
-  PetscCall(PetscLogEventBegin(NN_DevHalo, 0, 0, 0, 0));
+  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &sf, &unit, NULL, &s, &es));
   if (d->nown) NNCallCUDA(cudaMemcpyAsync(d->hown, x, d->nown * es, cudaMemcpyDeviceToHost, s));
   NNCallCUDA(cudaStreamSynchronize(s));
   PetscCall(PetscSFBcastBegin(sf, unit, d->hown, d->hghost, MPI_REPLACE));
@@ -111,13 +120,10 @@ PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *h, NNPrecision prec, const 
   MPI_Datatype         unit;
   MPI_Op               sum;
   cudaStream_t         s;
-  size_t               es = prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  size_t               es;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialHaloDeviceGet(h, prec, &d));
-  PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), &sf, &unit, &sum));
-  PetscCall(NNCUDAGetStream(&s));
-  PetscCall(PetscLogEventBegin(NN_DevHalo, 0, 0, 0, 0));
+  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &sf, &unit, &sum, &s, &es));
   if (d->nghost) NNCallCUDA(cudaMemcpyAsync(d->hghost, xg, d->nghost * es, cudaMemcpyDeviceToHost, s));
   NNCallCUDA(cudaStreamSynchronize(s)); /* also: the last upload from hown is done */
   PetscCall(PetscMemzero(d->hown, d->nown * es));

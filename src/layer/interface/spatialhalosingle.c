@@ -14,30 +14,20 @@
 static MPI_Op    NNFloatSumOp = MPI_OP_NULL, NNDoubleSumOp = MPI_OP_NULL;
 static PetscBool NNSumOpsReg  = PETSC_FALSE;
 
-/* inout += in, for len units of whatever float (double) datatype */
-static void MPIAPI NNFloatSum(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-  int          size;
-  const float *a = (const float *)in;
-  float       *b = (float *)inout;
-  size_t       n;
-
-  MPI_Type_size(*type, &size);
-  n = (size_t)*len * ((size_t)size / sizeof(float));
-  for (size_t i = 0; i < n; i++) b[i] += a[i];
-}
-
-static void MPIAPI NNDoubleSum(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-  int           size;
-  const double *a = (const double *)in;
-  double       *b = (double *)inout;
-  size_t        n;
-
-  MPI_Type_size(*type, &size);
-  n = (size_t)*len * ((size_t)size / sizeof(double));
-  for (size_t i = 0; i < n; i++) b[i] += a[i];
-}
+/* inout += in, for len units of whatever datatype of T */
+#define NN_SUM_OP(name, T) \
+  static void MPIAPI name(void *in, void *inout, int *len, MPI_Datatype *type) \
+  { \
+    int      size; \
+    const T *a = (const T *)in; \
+    T       *b = (T *)inout; \
+    size_t   n; \
+    MPI_Type_size(*type, &size); \
+    n = (size_t)*len * ((size_t)size / sizeof(T)); \
+    for (size_t i = 0; i < n; i++) b[i] += a[i]; \
+  }
+NN_SUM_OP(NNFloatSum, float)
+NN_SUM_OP(NNDoubleSum, double)
 
 static PetscErrorCode NNSumOpsFree(void)
 {
