@@ -108,17 +108,26 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
   PetscFunctionReturn(0);
 }
 
-/* a layer type without device passes for split activations (layer_norm) is refused at set-up, named */
+/* a layer type without device passes for split activations (layer_norm), and conv2d through cuDNN, are refused at
+   set-up, named */
 static PetscErrorCode CheckRefusal(void)
 {
-  const char *opts = "-nn_layers sp,ln,fl -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -nn_input_shape 2,6,6";
-  char       *msg;
+  const char *opts  = "-nn_layers sp,ln,fl -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  const char *copts = "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv2d -c_filters 2 -c_kernel 3 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  char       *msg, *found;
 
   PetscFunctionBegin;
   PetscCall(NNTestInsertPrefixed("e_", opts));
   PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "layer_norm on split spatial activations", "layer ln (type layer_norm) has no device passes for spatial (DMDA) activations split over ranks", &msg));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "layer_norm on split spatial activations is refused with a message naming it: PASSED\n"));
   PetscCall(NNTestClearPrefixed("e_", opts));
+  /* cuDNN's conv2d runs on one rank */
+  PetscCall(NNTestInsertPrefixed("e_", copts));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "conv2d through cuDNN on split spatial activations", "layer c (type conv2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));
+  PetscCall(PetscStrstr(msg, "device_algorithm gemm", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the GEMM passes: %s", msg);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "conv2d with -device_algorithm cudnn on split spatial activations is refused with a message naming it and the GEMM passes: PASSED\n"));
+  PetscCall(NNTestClearPrefixed("e_", copts));
   PetscFunctionReturn(0);
 }
 

@@ -5,7 +5,8 @@
    NNSpatialHaloSetUp() builds the halo DMDA (the input's grid, dof and ownership with the stencil
    width the window needs) and the output DMDA (NNSpatialCreateWindowDMs()); a type that needs the
    ghosted arrays then calls NNSpatialHaloCreateVecs(), whose local Vecs borrow storage shared by all
-   layers for one pass (spatialscratch.c). Without them the input Vec's own arrays serve.
+   layers for one pass (spatialscratch.c). Without them the input Vec's own arrays serve. On the device
+   (-nn_device cuda, activations split over ranks) spatialhalo_cuda.c runs the same exchange on host copies.
 */
 #include <petnn/private/nnimpl.h>
 

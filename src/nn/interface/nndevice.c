@@ -251,9 +251,8 @@ PetscErrorCode NNDeviceSetUp(NN net)
     if (size == 1) continue;
     PetscCheck(!net->graph.on && i <= net->nlayers, comm, PETSC_ERR_SUP, "-nn_device %s: a graph network's spatial (DMDA) activations are split over %d ranks; on the device a graph network's spatial activations must live on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on its to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], (int)size);
     for (PetscInt j = i - 1; j <= i && j < net->nlayers; j++) { /* the layer that writes it and the one that reads it */
-      NNLayer     l   = net->layers[j];
-      const char *pre = ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "";
-      PetscCheck(l->dev.split, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes for spatial (DMDA) activations split over ranks (here %d); those that do: " NN_DEVICE_SPLIT_LAYER_TYPES " (-%sdevice_algorithm gemm for a convolution). Keep a sample's spatial activations on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on the to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)l)->name, ((PetscObject)l)->type_name, (int)size, pre);
+      NNLayer l = net->layers[j];
+      PetscCheck(l->dev.split, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes for spatial (DMDA) activations split over ranks (here %d); those that do: " NN_DEVICE_SPLIT_LAYER_TYPES " (convolutions with -<layer prefix>device_algorithm gemm, not cudnn). Keep a sample's spatial activations on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on the to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)l)->name, ((PetscObject)l)->type_name, (int)size);
     }
   }
 #if defined(PETNN_HAVE_CUDA)
