@@ -21,7 +21,7 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "buffers drawn in [0.5, 1.5]) and -test_perturb <a> (a uniform number in [-a, a] added to every parameter).\n\n";
 
 #include <petnn/private/nnimpl.h>
-#include "nntest.h"
+#include "nntestdevice.h"
 
 #define NBATCH 6
 
@@ -120,63 +120,6 @@ static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
   PetscFunctionBegin;
   PetscCall(PetscRandomGetValue(ctx->rand, &u));
   *v = 2 * PetscRealPart(u) - 1;
-  PetscFunctionReturn(0);
-}
-
-typedef struct {
-  PetscReal L;
-  Vec       y, dx, g;
-} Result;
-
-/* one NNLossGradient() on the given device; the result's Vecs are copies */
-static PetscErrorCode Run(NN net, NNDevice dev, PetscInt n, Vec x, Vec t, Result *r)
-{
-  Vec        g;
-  PetscInt   nact;
-  const Vec *act, *dact;
-
-  PetscFunctionBegin;
-  PetscCall(NNSetDevice(net, dev));
-  PetscCall(VecDuplicate(x, &r->dx));
-  PetscCall(NNLossGradient(net, n, x, t, &r->L, r->dx));
-  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
-  PetscCall(VecDuplicate(act[nact - 1], &r->y));
-  PetscCall(VecCopy(act[nact - 1], r->y));
-  PetscCall(NNGetGradient(net, &g));
-  PetscCall(VecDuplicate(g, &r->g));
-  PetscCall(VecCopy(g, r->g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode ResultDestroy(Result *r)
-{
-  PetscFunctionBegin;
-  PetscCall(VecDestroy(&r->y));
-  PetscCall(VecDestroy(&r->dx));
-  PetscCall(VecDestroy(&r->g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode CreateNet(MPI_Comm comm, const char prefix[], NN *net)
-{
-  PetscInt  chw[3], nchw = 3;
-  PetscBool indm = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  PetscCall(NNCreate(comm, net));
-  PetscCall(NNSetOptionsPrefix(*net, prefix));
-  PetscCall(PetscOptionsGetIntArray(NULL, prefix, "-test_input_dm", chw, &nchw, &indm));
-  if (indm) { /* a spatial input: the batch is a DMDA Vec (NNSetInputDM()) */
-    DM da;
-    PetscCheck(nchw == 3, comm, PETSC_ERR_ARG_SIZ, "-%stest_input_dm needs C,H,W", prefix);
-    PetscCall(DMDACreate2d(comm, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_BOX, chw[2], chw[1], PETSC_DECIDE, PETSC_DECIDE, chw[0], 1, NULL, NULL, &da));
-    PetscCall(DMSetUp(da));
-    PetscCall(NNSetInputDM(*net, da));
-    PetscCall(DMDestroy(&da));
-  }
-  PetscCall(NNSetBatchSize(*net, NBATCH));
-  PetscCall(NNSetFromOptions(*net));
-  PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);
 }
 
@@ -308,37 +251,32 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   }
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "c%d_", (int)k));
   PetscCall(NNTestInsertPrefixed(prefix, c->opts));
-  PetscCall(CreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, &net));
+  PetscCall(NNTestPassCreateNet(c->self ? PETSC_COMM_SELF : PETSC_COMM_WORLD, prefix, NBATCH, &net));
   PetscCall(CaseSetUp(ctx, net, prefix));
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
   rng0 = net->rng; /* both devices draw the same dropout masks */
   PetscCall(PetscStrstr(c->opts, "-nn_type graph", &graph));
   for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
-    Result    rc, rg;
-    PetscReal d[4] = {0, 0, 0, 0};
-    Vec       b0, bc;
+    NNTestPass rc, rg;
+    PetscReal  d[4] = {0, 0, 0, 0};
+    Vec        b0, bc;
     if (graph && p == NN_PRECISION_SINGLE && ctx->dev == NN_DEVICE_CPU) continue; /* the CPU has no single precision for graph networks */
     PetscCall(NNSetPrecision(net, graph ? NN_PRECISION_DOUBLE : (NNPrecision)p)); /* graphs in single: the device against the CPU in double */
     PetscCall(BuffersSave(net, &b0)); /* both devices start from the same buffers */
     net->rng = rng0;
-    PetscCall(Run(net, NN_DEVICE_CPU, n, x, t, &rc));
+    PetscCall(NNTestPassRun(net, NN_DEVICE_CPU, n, x, t, &rc));
     PetscCall(BuffersSwap(net, b0, &bc));
     PetscCall(NNSetPrecision(net, (NNPrecision)p));
     net->rng = rng0;
-    PetscCall(Run(net, ctx->dev, n, x, t, &rg));
+    PetscCall(NNTestPassRun(net, ctx->dev, n, x, t, &rg));
     PetscCall(BuffersCheck(ctx, net, c->label, (NNPrecision)p, &b0, &bc));
-    d[0] = PetscAbsReal(rg.L - rc.L) / PetscMax(PetscAbsReal(rc.L), 1e-300);
-    if (n == NBATCH) { /* a smaller batch leaves the other samples' outputs and input gradients unspecified */
-      PetscCall(NNTestRelDiff(rc.y, rg.y, &d[1]));
-      PetscCall(NNTestRelDiff(rc.dx, rg.dx, &d[2]));
-    }
-    PetscCall(NNTestRelDiff(rc.g, rg.g, &d[3]));
+    PetscCall(NNTestPassCompare(&rc, &rg, (PetscBool)(n == NBATCH), d));
     if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s: %s vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], NNDevices[ctx->dev], (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
     for (int i = 0; i < 4; i++) PetscCheck(d[i] <= ctx->tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: %s vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], NNDevices[ctx->dev], what[i], (double)d[i], (double)ctx->tol[p]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %s vs cpu, %s, <= %g PASSED\n", c->label, NNDevices[ctx->dev], NNPrecisions[p], (double)ctx->tol[p]));
-    PetscCall(ResultDestroy(&rc));
-    PetscCall(ResultDestroy(&rg));
+    PetscCall(NNTestPassDestroy(&rc));
+    PetscCall(NNTestPassDestroy(&rg));
   }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
@@ -360,7 +298,7 @@ static PetscErrorCode TrainSteps(Ctx *ctx, NNPrecision prec)
   PetscFunctionBegin;
   PetscCall(NNTestInsertPrefixed("mlp_", opts));
   for (int d = 0; d < 2; d++) {
-    PetscCall(CreateNet(PETSC_COMM_WORLD, "mlp_", &net[d])); /* same options, same seed: the same initial parameters */
+    PetscCall(NNTestPassCreateNet(PETSC_COMM_WORLD, "mlp_", NBATCH, &net[d])); /* same options, same seed: the same initial parameters */
     PetscCall(NNSetPrecision(net[d], prec));
     PetscCall(NNSetDevice(net[d], d ? NN_DEVICE_CUDA : NN_DEVICE_CPU));
     PetscCall(NNGetParameters(net[d], &theta[d]));
@@ -405,7 +343,7 @@ static PetscErrorCode CheckViewAndErrors(void)
 
   PetscFunctionBegin;
   PetscCall(NNTestInsertPrefixed("v_", "-nn_layers fc,a -fc_type dense -fc_units 3 -a_type relu -nn_input_shape 4 -nn_device cuda"));
-  PetscCall(CreateNet(PETSC_COMM_WORLD, "v_", &net));
+  PetscCall(NNTestPassCreateNet(PETSC_COMM_WORLD, "v_", NBATCH, &net));
   { /* NNView() prints to ASCII viewers only: one on a temporary file, read back */
     FILE  *f = tmpfile();
     size_t len;
@@ -425,26 +363,14 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(NNDestroy(&net));
 
   PetscCall(NNTestInsertPrefixed("e_", "-nn_layers sp,up -sp_type to_spatial -up_type upsample -up_mode bilinear -nn_input_shape 1,2,2"));
-  PetscCall(NNCreate(PETSC_COMM_WORLD, &net));
-  PetscCall(NNSetOptionsPrefix(net, "e_"));
-  PetscCall(NNSetFromOptions(net));
-  PetscCall(NNSetDevice(net, NN_DEVICE_CUDA));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = NNSetUp(net);
-  PetscCall(PetscPopErrorHandler());
-  PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted a bilinear upsample layer on the device");
-  PetscCall(PetscErrorMessage(ierr, &etext, &msg));
-  PetscCheck(msg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() failed without a message");
-  PetscCall(PetscStrstr(msg, "layer up (type upsample) has no device passes", &found));
-  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not name the layer: %s", msg);
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "a bilinear upsample layer", "layer up (type upsample) has no device passes", &msg));
   PetscCall(PetscStrstr(msg, "dense, flatten", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));
-  PetscCall(NNDestroy(&net));
 
   /* cuDNN's passes are for conv2d only (and need a PetNN built with cuDNN): the first pass refuses them for conv3d */
   PetscCall(NNTestInsertPrefixed("e3_", "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv3d -c_filters 2 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 1,3,3,3 -nn_loss mse -nn_device cuda"));
-  PetscCall(CreateNet(PETSC_COMM_SELF, "e3_", &net));
+  PetscCall(NNTestPassCreateNet(PETSC_COMM_SELF, "e3_", NBATCH, &net));
   {
     Vec       x, t;
     PetscReal L;

@@ -194,6 +194,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ReLU(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_ReLU;
   l->ops->backwarddevice = NNLayerBackwardDevice_ReLU;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNKinkFunctions), NNKinkFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
@@ -214,6 +215,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LeakyReLU(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_LeakyReLU;
   l->ops->backwarddevice = NNLayerBackwardDevice_LeakyReLU;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   ((NNLayer_Activation *)l->data)->slope = 0.01;
   l->ops->setfromoptions                 = NNLayerSetFromOptions_LeakyReLU;
@@ -235,6 +237,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Tanh(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_Tanh;
   l->ops->backwarddevice = NNLayerBackwardDevice_Tanh;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscFunctionReturn(0);
 }
@@ -251,6 +254,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Sigmoid(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_Sigmoid;
   l->ops->backwarddevice = NNLayerBackwardDevice_Sigmoid;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscFunctionReturn(0);
 }

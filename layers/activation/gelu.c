@@ -358,6 +358,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GELU(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/activation/activation_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_GELU;
   l->ops->backwarddevice = NNLayerBackwardDevice_GELU;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscFunctionReturn(0);
 }

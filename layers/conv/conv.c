@@ -45,6 +45,9 @@ static PetscErrorCode NNLayerSetUp_Conv(NNLayer l)
   NNShape      *in = &l->inshape;
 
   PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  l->dev.split = (PetscBool)(NNConvGetDeviceAlgorithm(l) == NN_CONV_DEVICE_GEMM); /* cuDNN's passes run on one rank */
+#endif
   PetscCheck(!d->badcount, comm, PETSC_ERR_ARG_SIZ, "Layer %s (%s): -%s%s takes 1 or %" PetscInt_FMT " values (%s), got %" PetscInt_FMT, name, type, pre, d->badopt, nd, nd == 2 ? "height,width" : "depth,height,width", d->badcount);
   PetscCall(NNLayerCheckInputRank(l, nd + 1));
   C = in->dim[0];
@@ -374,6 +377,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_Conv; /* cuDNN or GEMMs (layers/conv/conv_device_cuda.c) */
   l->ops->backwarddevice = NNLayerBackwardDevice_Conv;
+  l->dev.split           = PETSC_TRUE; /* the GEMM passes, also on spatial activations split over ranks (set-up checks) */
 #endif
   PetscCall(NNConvComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);

@@ -1,7 +1,7 @@
 /*
-   Device passes of the convolutions (-nn_device cuda) by im2col + cuBLAS GEMMs on the spatial layout of one rank:
-   conv2d and conv3d (-<layer>device_algorithm gemm, the default without cuDNN and for conv3d), conv_transpose2d and
-   conv_transpose3d. The kernels (layers/conv/conv_kernels.cu) index the DMDA layout [z][y][x][slot][c] directly, so
+   Device passes of the convolutions (-nn_device cuda) by im2col + cuBLAS GEMMs on the spatial layout: conv2d and
+   conv3d (-<layer>device_algorithm gemm, the default without cuDNN and for conv3d), also with the spatial activations
+   split over ranks, and conv_transpose2d and conv_transpose3d on one rank. The kernels (layers/conv/conv_kernels.cu) index the DMDA layout [z][y][x][slot][c] directly, so
    no NCHW copies are made; the column matrix (a row per (pixel, slot), a column per (channel, tap)) reads the PyTorch
    weights as they are. Per group g, column-major, M = pixels x slots of the column grid:
      conv             forward   Y_g^T  = W_g^T col_g^T            (col = im2col(x))
@@ -14,13 +14,20 @@
    gradients' other slots come out zero as on the CPU, and the weight gradients get exact zeros from them (the other
    factor, an activation or its gradient, is finite there). Parameter gradients are added into l->dev.dtheta (beta 1),
    as the other device passes do. The column matrix is the layer's, made for the batch capacity and precision.
+
+   Split over ranks, conv2d/3d work as the CPU's do: the rows of the column matrix are the rank's owned outputs (the
+   layer's output DMDA, "centred windows"), im2col reads the ghosted input that the halo exchange staged through
+   page-locked host memory (src/layer/interface/spatialhalo_cuda.c), col2im writes the ghosted input gradient, summed
+   back over the ranks' halos; the parameter gradient of the rank's outputs goes to a scratch array, is summed over the
+   layer's ranks (MPI_Allreduce on a host copy, as the CPU's pass does) and added into l->dev.dtheta.
 */
 #include "conv.h"
 #include <petnn/private/cudaimpl.h>
+#include <petnn/private/spatialhalodevice.h>
 
 typedef struct {
-  void       *col, *tmp;  /* the column matrix; the bias gradient's per-slot sums (n*Cout) */
-  size_t      ncol, ntmp; /* their sizes in bytes */
+  void       *col, *tmp, *dth; /* the column matrix; the bias gradient's per-slot sums (n*Cout); split: the pass's parameter gradient */
+  size_t      ncol, ntmp;      /* their sizes in bytes */
   PetscInt    nb;
   NNPrecision prec;
 } NNConvGemmCUDA;
@@ -36,6 +43,7 @@ PetscErrorCode NNConvGemmResetDevice(void **ws)
   if (!c) PetscFunctionReturn(0);
   PetscCall(NNCUDAFree(&c->col));
   PetscCall(NNCUDAFree(&c->tmp));
+  PetscCall(NNCUDAFree(&c->dth));
   PetscCall(PetscFree(*ws));
   PetscFunctionReturn(0);
 }
@@ -57,6 +65,7 @@ static PetscErrorCode NNConvGemmWorkspace(NNLayer l, void **ws, size_t ncol, siz
     c->ntmp = PetscMax(ntmp, 1) * es;
     PetscCall(NNCUDAMalloc(c->ncol, &c->col));
     PetscCall(NNCUDAMalloc(c->ntmp, &c->tmp));
+    PetscCall(NNCUDAMalloc(PetscMax(l->nparam, 1) * es, &c->dth));
   }
   *cc = (NNConvGemmCUDA *)*ws;
   PetscFunctionReturn(0);
@@ -88,6 +97,7 @@ typedef struct {
   size_t          es;                  /* bytes of an entry */
   PetscInt        G, Cin, Cout, Kg, M; /* groups, channels, a group's columns (channels of the image / G times taps), rows */
   size_t          P;                   /* pixels of the image */
+  PetscBool       split;               /* conv2d/3d with the spatial activations split over ranks */
 } NNConvGemmPass;
 
 /* conv2d / conv3d (the image is the input: grid N, Cin channels; the column grid the output's) or conv_transpose2d /
@@ -121,6 +131,8 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
       g->p[a]   = (int)d->w.p[a];
       g->dil[a] = (int)d->w.dil[a];
     }
+    PetscCall(NNSpatialHaloDeviceSplit(&d->h, &p->split));
+    PetscCall(NNSpatialHaloDeviceCorners(&d->h, nd, g->N, g->No, g->os, g->No, g->gs, g->gm)); /* the column grid: the owned outputs */
   } else {
     NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
     nd                       = d->nd;
@@ -137,9 +149,12 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
       g->s[a]      = on ? (int)d->s[a] : 1;
       g->p[a]      = on ? (int)d->pad[a] : 0;
       g->dil[a]    = on ? (int)d->dil[a] : 1;
+      g->gs[a] = g->os[a] = 0;
+      g->gm[a]            = g->N[a];
     }
+    p->split = PETSC_FALSE;
   }
-  p->P  = NNConvGemmPixels(g->N);
+  p->P  = NNConvGemmPixels(g->gm);
   p->Kg = (PetscInt)(g->C / p->G) * g->k[0] * g->k[1] * g->k[2];
   p->M  = (PetscInt)(NNConvGemmPixels(g->No) * g->nb);
   PetscCall(NNConvGemmWorkspace(l, ws, (size_t)p->M * p->G * p->Kg, (size_t)l->nbatch * p->Cout, &p->c));
@@ -159,15 +174,18 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
 */
 PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
 {
+  NNLayer_Conv  *d = (NNLayer_Conv *)l->data;
   NNConvGemmPass p;
   PetscInt       Og;
+  const void    *xg;
 
   PetscFunctionBegin;
   PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
   Og = p.Cout / p.G;
-  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
+  PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, xg, p.c->col, p.s));
   for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(y, &p, grp, Og), p.Cout));
-  if (((NNLayer_Conv *)l->data)->bias) {
+  if (d->bias) {
     size_t Po = (size_t)p.M / p.g.nb;
     NNCallCUDA(NNCUDAConvBias(p.single, Po, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
     PetscCall(PetscLogFlops((PetscLogDouble)Po * n * p.Cout));
@@ -177,23 +195,36 @@ PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
 
 /*
    NNConvBackwardGemm - conv2d / conv3d backward pass on the device: weight and bias gradients added into
-   l->dev.dtheta, the input gradient (when dx is not NULL) by a GEMM per group and col2im
+   l->dev.dtheta (split over ranks: summed over the layer's ranks first), the input gradient (when dx is not NULL) by
+   a GEMM per group and col2im
 */
 PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const void *dy, void *dx)
 {
+  NNLayer_Conv  *d = (NNLayer_Conv *)l->data;
   NNConvGemmPass p;
   PetscInt       Og;
+  const void    *xg;
+  void          *dxg, *dth;
 
   PetscFunctionBegin;
   PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
-  Og = p.Cout / p.G;
+  Og  = p.Cout / p.G;
+  dth = p.split ? p.c->dth : l->dev.dtheta;
+  if (p.split) NNCallCUDA(cudaMemsetAsync(dth, 0, l->nparam * p.es, p.s));
   /* x again: another pass (another batch size, NNPredict()) may have used the column matrix since this batch's forward pass */
-  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, x, p.c->col, p.s));
-  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Og, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 1.0, NNConvGemmDW(l, &p, grp, Og), p.Kg));
-  if (((NNLayer_Conv *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, (size_t)p.M / p.g.nb, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
+  PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, xg, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Og, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 1.0, NNConvGemmAt(dth, &p, grp, Og * p.Kg), p.Kg));
+  if (d->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, (size_t)p.M / p.g.nb, n, p.Cout, dy, NNConvGemmBias(l, &p, dth)));
+  if (p.split) { /* the parameter gradient of every rank's outputs, as the CPU's pass sums it */
+    PetscCall(NNDeviceAllreduceSum(PetscObjectComm((PetscObject)l), l->dev.prec, dth, (size_t)l->nparam));
+    NNCallCUDA(NNCUDAAxpy(p.single, (size_t)l->nparam, 1.0, dth, l->dev.dtheta, p.s));
+  }
   if (dx) {
+    PetscCall(NNSpatialHaloDeviceGetInputGradient(&d->h, l->dev.prec, dx, &dxg));
     for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Og, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
-    NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dx, p.s));
+    NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dxg, p.s));
+    PetscCall(NNSpatialHaloDeviceRestoreInputGradient(&d->h, l->dev.prec, dx));
   }
   PetscFunctionReturn(0);
 }

@@ -1,10 +1,12 @@
-/* im2col and col2im on the spatial layout of one rank, for the GEMM device passes of the convolutions
+/* im2col and col2im on the spatial layout, for the GEMM device passes of the convolutions
    (layers/conv/conv_gemm_cuda.c; launchers declared in include/petnn/private/cudakernels.h).
 
-   The image is a DMDA array [z][y][x][slot][channel] (nb slots of C channels per pixel); the column matrix has a row
-   per (pixel of the grid No, slot) and a column per (channel, tap), taps in PyTorch's (kz, ky, kx) order, so a row
-   of one group is the weight's [c][kz][ky][kx] order and the GEMMs read the PyTorch weight as it is. Tap t of column
-   pixel q reads image pixel q*s - p + t*dil per axis (zero outside the grid, or wrapped with periodic padding).
+   The image is a DMDA array [z][y][x][slot][channel] (nb slots of C channels per pixel) of the box [gs, gs + gm) of
+   the grid N: the whole grid on one rank, the ghosted box when the activations are split over ranks; the column
+   matrix has a row per (pixel of the box [os, os + No) of the column grid, slot) and a column per (channel, tap), taps
+   in PyTorch's (kz, ky, kx) order, so a row of one group is the weight's [c][kz][ky][kx] order and the GEMMs read the
+   PyTorch weight as it is. Tap t of column pixel q reads image pixel q*s - p + t*dil per axis (zero outside the grid;
+   with periodic padding the box's periodic halo, or on one rank the grid wrapped around).
    Slots r >= n (the batch slots a pass leaves out) are zero in both directions, so the GEMMs can run over every slot
    and the images' unused slots come out zero, as on the CPU.
 
@@ -14,6 +16,7 @@
 
 struct NNConvG {
   int    N[3], No[3], k[3], s[3], p[3], dil[3], periodic;
+  int    gs[3], gm[3], os[3];
   size_t nb, n, C;
   int    ntap;
 };
@@ -33,17 +36,23 @@ static NNConvG NNConvGeomOf(const NNCUDAConvGeom *h)
     g.s[a]   = h->s[a];
     g.p[a]   = h->p[a];
     g.dil[a] = h->dil[a];
+    g.gs[a]  = h->gs[a];
+    g.gm[a]  = h->gm[a];
+    g.os[a]  = h->os[a];
     g.ntap *= h->k[a];
   }
   return g;
 }
 
-/* the image index along axis a that tap t of column pixel q reads; -1 outside the grid (zero padding) */
+/* the index in the image box along axis a that tap t of column pixel os + q reads; -1 outside the grid (zero padding) */
 __device__ inline int NNConvTapIndex(const NNConvG &g, int a, int q, int t)
 {
-  int i = q * g.s[a] - g.p[a] + t * g.dil[a];
-  if (g.periodic) return ((i % g.N[a]) + g.N[a]) % g.N[a];
-  return i >= 0 && i < g.N[a] ? i : -1;
+  int i = (g.os[a] + q) * g.s[a] - g.p[a] + t * g.dil[a];
+  if (g.periodic) {
+    if (i < g.gs[a] || i >= g.gs[a] + g.gm[a]) i = ((i % g.N[a]) + g.N[a]) % g.N[a]; /* no periodic halo: wrap */
+    return i - g.gs[a];
+  }
+  return i >= 0 && i < g.N[a] ? i - g.gs[a] : -1;
 }
 
 /* col[((q*nb + r)*C + c)*ntap + t] = x[(pixel of tap t of q)*nb + r][c], one thread per column entry */
@@ -67,33 +76,34 @@ __global__ void NNConvIm2colKernel(NNConvG g, const T *x, T *col)
         pix[a] = NNConvTapIndex(g, a, q[a], tap[a]);
         in     = in && pix[a] >= 0;
       }
-      if (in) v = x[((((size_t)pix[2] * g.N[1] + pix[1]) * g.N[0] + pix[0]) * g.nb + r) * g.C + c];
+      if (in) v = x[((((size_t)pix[2] * g.gm[1] + pix[1]) * g.gm[0] + pix[0]) * g.nb + r) * g.C + c];
     }
     col[i] = v;
   }
 }
 
-/* the column pixel along axis a whose tap t reads image index i; -1 when none does */
+/* the column pixel (in the box, along axis a) whose tap t reads index i of the image box; -1 when none does */
 __device__ inline int NNConvTapSource(const NNConvG &g, int a, int i, int t)
 {
-  int num = i + g.p[a] - t * g.dil[a];
-  if (g.periodic) return ((num % g.No[a]) + g.No[a]) % g.No[a]; /* stride 1 (the layer checks): every tap lands once */
+  int num = g.gs[a] + i + g.p[a] - t * g.dil[a], q;
+  if (g.periodic && g.gs[a] == 0 && g.gm[a] == g.N[a]) return ((num % g.No[a]) + g.No[a]) % g.No[a]; /* the grid wrapped (one rank, stride 1, the layer checks): every tap lands once */
   if (num < 0 || num % g.s[a]) return -1;
-  return num / g.s[a] < g.No[a] ? num / g.s[a] : -1;
+  q = num / g.s[a] - g.os[a];
+  return q >= 0 && q < g.No[a] ? q : -1;
 }
 
 /* x[(i*nb + r)*C + c] = the sum of the column entries that read it (zero for r >= n), one thread per image entry */
 template <typename T>
 __global__ void NNConvCol2imKernel(NNConvG g, const T *col, T *x)
 {
-  const size_t N = (size_t)g.N[0] * g.N[1] * g.N[2] * g.nb * g.C;
+  const size_t N = (size_t)g.gm[0] * g.gm[1] * g.gm[2] * g.nb * g.C;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
     size_t c = i % g.C, r = (i / g.C) % g.nb, pp = i / (g.C * g.nb);
     int    pix[3], tap[3], q[3];
     T      sum = T(0);
-    pix[0]     = (int)(pp % g.N[0]);
-    pix[1]     = (int)((pp / g.N[0]) % g.N[1]);
-    pix[2]     = (int)(pp / ((size_t)g.N[0] * g.N[1]));
+    pix[0]     = (int)(pp % g.gm[0]);
+    pix[1]     = (int)((pp / g.gm[0]) % g.gm[1]);
+    pix[2]     = (int)(pp / ((size_t)g.gm[0] * g.gm[1]));
     if (r < g.n)
       for (tap[2] = 0; tap[2] < g.k[2]; tap[2]++) {
         if ((q[2] = NNConvTapSource(g, 2, pix[2], tap[2])) < 0) continue;
@@ -134,7 +144,7 @@ extern "C" cudaError_t NNCUDAIm2col(int single, const NNCUDAConvGeom *h, const v
 extern "C" cudaError_t NNCUDACol2im(int single, const NNCUDAConvGeom *h, const void *col, void *x, cudaStream_t st)
 {
   NNConvG g = NNConvGeomOf(h);
-  size_t  N = (size_t)g.N[0] * g.N[1] * g.N[2] * g.nb * g.C;
+  size_t  N = (size_t)g.gm[0] * g.gm[1] * g.gm[2] * g.nb * g.C;
   if (!N) return cudaSuccess;
   if (single) return NNCUDALaunch(NNConvCol2imKernel<float>, NNCUDABlocks(N), 256, st, g, (const float *)col, (float *)x);
   return NNCUDALaunch(NNConvCol2imKernel<double>, NNCUDABlocks(N), 256, st, g, (const double *)col, (double *)x);

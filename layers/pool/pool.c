@@ -265,6 +265,7 @@ static PetscErrorCode NNLayerCreate_Pool(NNLayer l, PetscInt nd, PetscBool max)
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_Pool; /* layers/pool/pool_cuda.c */
   l->ops->backwarddevice = NNLayerBackwardDevice_Pool;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscCall(NNPoolComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);

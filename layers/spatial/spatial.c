@@ -50,6 +50,14 @@ static PetscErrorCode NNLayerSetUp_ToSpatial(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* the output DMDA (the device passes, layers/spatial/spatial_cuda.c) */
+PetscErrorCode NNToSpatialGetDA(NNLayer l, DM *da)
+{
+  PetscFunctionBegin;
+  *da = ((NNLayer_ToSpatial *)l->data)->da;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerCreateOutputVec_ToSpatial(NNLayer l, Vec *y)
 {
   PetscFunctionBegin;
@@ -174,6 +182,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_ToSpatial(NNLayer l)
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_ToSpatial;
   l->ops->backwarddevice = NNLayerBackwardDevice_ToSpatial;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscFunctionReturn(0);
 }
@@ -288,6 +297,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_SpatialFlatten(NNLayer l)
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_SpatialFlatten;
   l->ops->backwarddevice = NNLayerBackwardDevice_SpatialFlatten;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks */
 #endif
   PetscFunctionReturn(0);
 }

@@ -34,6 +34,8 @@ PETSC_INTERN PetscErrorCode NNCUDAGetOnes(NNPrecision, PetscInt, const void **);
 PETSC_INTERN PetscErrorCode NNCUDAGemm(NNPrecision, PetscBool, cublasOperation_t, cublasOperation_t, PetscInt, PetscInt, PetscInt, PetscReal, const void *, PetscInt, const void *, PetscInt, PetscReal, void *, PetscInt);
 PETSC_INTERN PetscErrorCode NNCUDAMalloc(size_t, void **);
 PETSC_INTERN PetscErrorCode NNCUDAFree(void **);
+PETSC_INTERN PetscErrorCode NNCUDAMallocHost(size_t, const char[], void **); /* page-locked; the string names the use in errors */
+PETSC_INTERN PetscErrorCode NNCUDAFreeHost(void **);
 
 /* ---------------------------------------------------------------- a network's device arrays (src/nn/interface/nndevice_cuda.c) */
 typedef struct {

@@ -33,13 +33,21 @@ cudaError_t NNCUDAMultiply(int single, size_t N, const void *x, const void *y, v
    (DMDA, one rank) order [p][s][c] with nb >= n batch slots (layers/spatial/spatial_kernels.cu). tospatial: sp from
    seq, slots s >= n set to zero; else seq from sp (its first n slots) */
 cudaError_t NNCUDASpatialPermute(int single, int tospatial, size_t P, size_t nb, size_t n, size_t C, void *seq, void *sp, cudaStream_t);
+/* the same between all of seq (the grid N, x, y, z) and a rank's box [bs, bs + bm) of it in sp; seq from sp writes the
+   box's entries of the first n samples only (the caller zeroes the rest) */
+typedef struct {
+  size_t N[3], bs[3], bm[3];
+} NNCUDASpatialBox;
+cudaError_t NNCUDASpatialPermuteBox(int single, int tospatial, const NNCUDASpatialBox *, size_t nb, size_t n, size_t C, void *seq, void *sp, cudaStream_t);
 
-/* max or average pooling on the spatial layout of one rank (layers/pool/pool_kernels.cu): input grid N, output grid
-   No, kernel k, stride s, padding p per axis (x, y, z), D = nb*C entries per pixel. Max: padding is -inf, the first
-   maximum in window order (z, y, x) wins, NaN propagates; average: divides by the full window (count_include_pad) */
+/* max or average pooling on the spatial layout (layers/pool/pool_kernels.cu): input grid N, of which the input array
+   holds the box [gs, gs + gm), the output box [os, os + No), kernel k, stride s, padding p per axis (x, y, z), D = nb*C
+   entries per pixel (one rank: gs, os 0, gm N, No the output grid). Max: padding is -inf, the first maximum in window
+   order (z, y, x) wins, NaN propagates; average: divides by the full window (count_include_pad) */
 typedef struct {
   int    max;
   int    N[3], No[3], k[3], s[3], p[3];
+  int    gs[3], gm[3], os[3];
   size_t D;
 } NNCUDAPoolGeom;
 cudaError_t NNCUDAPoolForward(int single, const NNCUDAPoolGeom *, const void *x, void *y, cudaStream_t);
@@ -108,12 +116,15 @@ cudaError_t NNCUDANormForward(int single, const NNCUDANormGeom *, const void *x,
    (dx = rstd (w dy - mean_group(w dy) - xhat mean_group(w dy xhat))), else fixed (dx = rstd w dy); dw (NULL: no
    parameters) gets the gradients of w and b ADDED, dw[c] += sum dy xhat, dw[C + c] += sum dy; dx may be NULL */
 cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const void *w, double *work, void *dw, void *dx, cudaStream_t);
-/* im2col and col2im for the convolutions' GEMM passes on the spatial layout of one rank (layers/conv/conv_kernels.cu).
-   The image: grid N, nb batch slots of C channels per pixel; the column matrix: a row per (pixel of the grid No, slot),
-   a column per (channel, tap), taps in PyTorch's (kz, ky, kx) order; tap t of column pixel q reads image pixel
-   q*s - p + t*dil per axis (x, y, z), zero outside the grid or wrapped (periodic, stride 1). Slots r >= n are zero */
+/* im2col and col2im for the convolutions' GEMM passes on the spatial layout (layers/conv/conv_kernels.cu). The image:
+   grid N, of which the array holds the box [gs, gs + gm) (one rank: gs 0, gm N; split over ranks: the ghosted box),
+   nb batch slots of C channels per pixel; the column matrix: a row per (pixel of the box [os, os + No) of the column
+   grid, slot), a column per (channel, tap), taps in PyTorch's (kz, ky, kx) order; tap t of column pixel q reads image
+   pixel q*s - p + t*dil per axis (x, y, z), zero outside the grid, or periodic (stride 1): read in the box when it is
+   there (a periodic halo), else wrapped. Slots r >= n are zero */
 typedef struct {
   int    N[3], No[3], k[3], s[3], p[3], dil[3], periodic;
+  int    gs[3], gm[3], os[3];
   size_t nb, n, C;
 } NNCUDAConvGeom;
 /* col (written, every entry) from the image x */

@@ -7,6 +7,9 @@
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #define NN_DEVICE_LAYER_TYPES "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d/3d, conv_transpose2d/3d, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample (nearest), add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, no checkpoints, observations or time input, children of these types)"
 
+/* the types whose device passes take spatial activations split over ranks (l->dev.split) */
+#define NN_DEVICE_SPLIT_LAYER_TYPES "to_spatial, spatial_flatten, relu, leaky_relu, tanh, sigmoid, gelu, conv2d/3d, maxpool2d/3d, avgpool2d/3d"
+
 /* the samples a layer's device passes get in a pass over n samples: a pointwise layer on a spatial (DMDA) activation
    runs on every batch slot (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
 static inline PetscInt NNLayerDeviceSamples(NNLayer l, PetscBool spatial, PetscInt n)
@@ -31,7 +34,8 @@ PETSC_INTERN PetscErrorCode NNLayerForwardDevice_GELU(NNLayer, PetscInt, const v
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_GELU(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_Dropout(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_Dropout(NNLayer, PetscInt, const void *, const void *, const void *, void *);
-/* spatial (DMDA) activations: on one rank only (NNDeviceSetUp() checks) */
+/* spatial (DMDA) activations, also split over ranks (the layers whose l->dev.split is set; NNDeviceSetUp() checks) */
+PETSC_INTERN PetscErrorCode NNToSpatialGetDA(NNLayer, DM *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_ToSpatial(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_ToSpatial(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpatialFlatten(NNLayer, PetscInt, const void *, void *);

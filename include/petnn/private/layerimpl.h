@@ -127,6 +127,7 @@ struct _p_NNLayer {
     PetscBool   tf32;         /* float GEMMs may use TF32 (-nn_cuda_tf32) */
     const void *theta;        /* this layer's slice of the device parameter copy */
     void       *dtheta;       /* and of the device parameter gradient */
+    PetscBool   split;        /* the device passes take spatial activations split over ranks (set by the type) */
   } dev;
   /* entries of one sample that the array-level passes (forward, backward) loop over: size(inshape), or for a
      pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
@@ -248,6 +249,8 @@ typedef struct {
   Vec      xl, dxl;       /* ghosted input and input gradient, storage lent per pass (NULL: the input Vec's arrays serve) */
   MPI_Datatype sunit;     /* single precision: the float unit of dahalo's exchange (dof floats; NULL until first used) */
   float       *sdxl;      /* single precision: the ghosted input gradient while lent */
+  MPI_Datatype dunit;     /* the double unit of the same exchange on raw arrays (the device's staging) */
+  void        *dev;       /* the device's staging buffers (spatialhalo_cuda.c; NULL until first used) */
 } NNSpatialHalo;
 PETSC_EXTERN PetscErrorCode NNSpatialHaloSetUp(NNLayer, const NNSpatialWindow *, PetscInt, NNSpatialHalo *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloCreateVecs(NNSpatialHalo *);
@@ -262,3 +265,11 @@ PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputSingle(NNSpatialHalo *, const f
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputSingle(NNSpatialHalo *);
 PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *, float *, float **);
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *, float *);
+/* dahalo's global-to-local PetscSF with its unit of dof floats (single) or doubles and the MPI_Op that sums them */
+PETSC_INTERN PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *, PetscBool, PetscSF *, MPI_Datatype *, MPI_Op *);
+/* the device's exchange (-nn_device cuda, src/layer/interface/spatialhalo_cuda.c): the same PetscSF on page-locked host
+   copies of device arrays in the precision given; xg, the ghosted array of dahalo, from the owned x, and its adjoint,
+   x = the sum of the ghosted entries over the ranks' halos */
+PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *, NNPrecision, const void *, void *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *, NNPrecision, const void *, void *);
+PETSC_INTERN PetscErrorCode NNSpatialHaloDeviceReset(NNSpatialHalo *);

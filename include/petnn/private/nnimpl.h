@@ -310,12 +310,12 @@ PETSC_INTERN PetscErrorCode NNHasSpectralNorm(NN, PetscBool *); /* src/spectral/
 PETSC_INTERN PetscErrorCode NNDeviceGetParameters(NN, NNDeviceParameters *);
 PETSC_INTERN PetscErrorCode NNDeviceParametersUpdated(NN);
 PETSC_INTERN PetscErrorCode NNDeviceSyncHost(NN);
-/* device memory for classes without CUDA sources of their own (an error in a PetNN built without CUDA); the copies
-   wait for the device */
-PETSC_INTERN PetscErrorCode NNDeviceMalloc(size_t, void **);
-PETSC_INTERN PetscErrorCode NNDeviceFree(void **);
-PETSC_INTERN PetscErrorCode NNDeviceCopyToDevice(void *, const void *, size_t);
-PETSC_INTERN PetscErrorCode NNDeviceCopyToHost(void *, const void *, size_t);
+/* device memory for classes without CUDA sources of their own and for tests (an error in a PetNN built without CUDA);
+   the copies wait for the device */
+PETSC_EXTERN PetscErrorCode NNDeviceMalloc(size_t, void **);
+PETSC_EXTERN PetscErrorCode NNDeviceFree(void **);
+PETSC_EXTERN PetscErrorCode NNDeviceCopyToDevice(void *, const void *, size_t);
+PETSC_EXTERN PetscErrorCode NNDeviceCopyToHost(void *, const void *, size_t);
 
 /* graph networks (src/nn/interface/nngraph.c) */
 PETSC_INTERN PetscErrorCode NNGraphCheckSequential(NN);

@@ -5,7 +5,8 @@
    NNSpatialHaloSetUp() builds the halo DMDA (the input's grid, dof and ownership with the stencil
    width the window needs) and the output DMDA (NNSpatialCreateWindowDMs()); a type that needs the
    ghosted arrays then calls NNSpatialHaloCreateVecs(), whose local Vecs borrow storage shared by all
-   layers for one pass (spatialscratch.c). Without them the input Vec's own arrays serve.
+   layers for one pass (spatialscratch.c). Without them the input Vec's own arrays serve. On the device
+   (-nn_device cuda, activations split over ranks) spatialhalo_cuda.c runs the same exchange on host copies.
 */
 #include <petnn/private/nnimpl.h>
 
@@ -18,7 +19,11 @@ PetscErrorCode NNSpatialHaloReset(NNSpatialHalo *h)
   PetscCall(DMDestroy(&h->dahalo));
   PetscCall(DMDestroy(&h->daout));
   if (h->sunit) PetscCallMPI(MPI_Type_free(&h->sunit));
-  h->sunit = NULL;
+  if (h->dunit) PetscCallMPI(MPI_Type_free(&h->dunit));
+  h->sunit = h->dunit = NULL;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNSpatialHaloDeviceReset(h));
+#endif
   h->halo  = 0;
   PetscFunctionReturn(0);
 }
@@ -99,3 +104,20 @@ PetscErrorCode NNSpatialHaloRestoreInputGradient(NNSpatialHalo *h, Vec dx)
   PetscCall(NNSpatialHaloVecRestore(h->dxl, 1));
   PetscFunctionReturn(0);
 }
+
+#if !defined(PETNN_HAVE_CUDA)
+/* the device's exchange needs CUDA (spatialhalo_cuda.c); these say so in a PetNN built without it */
+PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *h, NNPrecision prec, const void *x, void *xg)
+{
+  PetscFunctionBegin;
+  (void)h, (void)prec, (void)x, (void)xg;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "The device's halo exchange: this PetNN was built without CUDA");
+}
+
+PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *h, NNPrecision prec, const void *xg, void *x)
+{
+  PetscFunctionBegin;
+  (void)h, (void)prec, (void)xg, (void)x;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "The device's halo exchange: this PetNN was built without CUDA");
+}
+#endif

@@ -4,51 +4,64 @@
    floats instead of dof doubles, into shared storage (spatialscratch.c); its adjoint sums the ghosted float input
    gradient back with the same PetscSF's reduction. PETSc 3.18's PetscSF cannot apply MPI_SUM to a derived datatype
    of floats (MPI_ERR_OP from MPIU_Reduce_local), so the reduction uses an MPI_Op of our own that adds floats.
+   NNSpatialHaloGetSF() gives the SF, the unit and the sum for either precision: the device's staging
+   (spatialhalo_cuda.c) moves doubles through it the same way.
 */
 #include <petnn/private/nnimpl.h>
 #include <petsc/private/dmdaimpl.h>
 #include <petsc/private/sfimpl.h>
 
-static MPI_Op    NNFloatSumOp  = MPI_OP_NULL;
-static PetscBool NNFloatSumReg = PETSC_FALSE;
+static MPI_Op    NNFloatSumOp = MPI_OP_NULL, NNDoubleSumOp = MPI_OP_NULL;
+static PetscBool NNSumOpsReg  = PETSC_FALSE;
 
-/* inout += in, for len units of whatever float datatype */
-static void MPIAPI NNFloatSum(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-  int          size;
-  const float *a = (const float *)in;
-  float       *b = (float *)inout;
-  size_t       n;
+/* inout += in, for len units of whatever datatype of T */
+#define NN_SUM_OP(name, T) \
+  static void MPIAPI name(void *in, void *inout, int *len, MPI_Datatype *type) \
+  { \
+    int      size; \
+    const T *a = (const T *)in; \
+    T       *b = (T *)inout; \
+    size_t   n; \
+    MPI_Type_size(*type, &size); \
+    n = (size_t)*len * ((size_t)size / sizeof(T)); \
+    for (size_t i = 0; i < n; i++) b[i] += a[i]; \
+  }
+NN_SUM_OP(NNFloatSum, float)
+NN_SUM_OP(NNDoubleSum, double)
 
-  MPI_Type_size(*type, &size);
-  n = (size_t)*len * ((size_t)size / sizeof(float));
-  for (size_t i = 0; i < n; i++) b[i] += a[i];
-}
-
-static PetscErrorCode NNFloatSumFree(void)
+static PetscErrorCode NNSumOpsFree(void)
 {
   PetscFunctionBegin;
   if (NNFloatSumOp != MPI_OP_NULL) PetscCallMPI(MPI_Op_free(&NNFloatSumOp));
-  NNFloatSumReg = PETSC_FALSE;
+  if (NNDoubleSumOp != MPI_OP_NULL) PetscCallMPI(MPI_Op_free(&NNDoubleSumOp));
+  NNSumOpsReg = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
-/* the halo DMDA's global-to-local PetscSF and its float unit (dof floats) */
-static PetscErrorCode NNSpatialHaloSingleSF(NNSpatialHalo *h, PetscSF *sf)
+/*
+   NNSpatialHaloGetSF - the halo DMDA's global-to-local PetscSF, its unit (dof floats when single, else dof doubles)
+   and the MPI_Op that sums such units (the SF's reduction cannot apply MPI_SUM to a derived datatype here)
+*/
+PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *h, PetscBool single, PetscSF *sf, MPI_Datatype *unit, MPI_Op *sum)
 {
+  MPI_Datatype *u = single ? &h->sunit : &h->dunit;
+
   PetscFunctionBegin;
   *sf = ((DM_DA *)h->dahalo->data)->gtol;
-  if (!h->sunit) {
+  if (!*u) {
     PetscMPIInt bs;
     PetscCall(PetscMPIIntCast((*sf)->vscat.bs, &bs));
-    PetscCallMPI(MPI_Type_contiguous(bs, MPI_FLOAT, &h->sunit));
-    PetscCallMPI(MPI_Type_commit(&h->sunit));
+    PetscCallMPI(MPI_Type_contiguous(bs, single ? MPI_FLOAT : MPI_DOUBLE, u));
+    PetscCallMPI(MPI_Type_commit(u));
   }
-  if (!NNFloatSumReg) {
+  if (!NNSumOpsReg) {
     PetscCallMPI(MPI_Op_create(NNFloatSum, 1, &NNFloatSumOp));
-    PetscCall(PetscRegisterFinalize(NNFloatSumFree));
-    NNFloatSumReg = PETSC_TRUE;
+    PetscCallMPI(MPI_Op_create(NNDoubleSum, 1, &NNDoubleSumOp));
+    PetscCall(PetscRegisterFinalize(NNSumOpsFree));
+    NNSumOpsReg = PETSC_TRUE;
   }
+  *unit = *u;
+  if (sum) *sum = single ? NNFloatSumOp : NNDoubleSumOp;
   PetscFunctionReturn(0);
 }
 
@@ -62,18 +75,19 @@ static PetscErrorCode NNSpatialHaloLocalSize(NNSpatialHalo *h, PetscInt *n)
 /* *xin: x (the input in its global layout) with its halo, in shared slot 0 until NNSpatialHaloRestoreInputSingle(), or x itself */
 PetscErrorCode NNSpatialHaloGetInputSingle(NNSpatialHalo *h, const float *x, const float **xin)
 {
-  PetscSF  sf;
-  PetscInt n;
-  float   *xl;
+  PetscSF      sf;
+  MPI_Datatype unit;
+  PetscInt     n;
+  float       *xl;
 
   PetscFunctionBegin;
   *xin = x;
   if (!h->xl) PetscFunctionReturn(0);
-  PetscCall(NNSpatialHaloSingleSF(h, &sf));
+  PetscCall(NNSpatialHaloGetSF(h, PETSC_TRUE, &sf, &unit, NULL));
   PetscCall(NNSpatialHaloLocalSize(h, &n));
   PetscCall(NNSpatialHaloSlotGetSingle(0, n, &xl));
-  PetscCall(PetscSFBcastBegin(sf, h->sunit, x, xl, MPI_REPLACE));
-  PetscCall(PetscSFBcastEnd(sf, h->sunit, x, xl, MPI_REPLACE));
+  PetscCall(PetscSFBcastBegin(sf, unit, x, xl, MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(sf, unit, x, xl, MPI_REPLACE));
   *xin = xl;
   PetscFunctionReturn(0);
 }
@@ -109,17 +123,19 @@ PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *h, float *dx, 
 /* dx = the ghosted gradient summed over the ranks' halos (the adjoint of NNSpatialHaloGetInputSingle()) */
 PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *h, float *dx)
 {
-  PetscSF  sf;
-  PetscInt xm, ym, zm, dof;
+  PetscSF      sf;
+  MPI_Datatype unit;
+  MPI_Op       sum;
+  PetscInt     xm, ym, zm, dof;
 
   PetscFunctionBegin;
   if (!h->dxl) PetscFunctionReturn(0);
-  PetscCall(NNSpatialHaloSingleSF(h, &sf));
+  PetscCall(NNSpatialHaloGetSF(h, PETSC_TRUE, &sf, &unit, &sum));
   PetscCall(DMDAGetCorners(h->dahalo, NULL, NULL, NULL, &xm, &ym, &zm));
   PetscCall(DMDAGetInfo(h->dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
   PetscCall(PetscArrayzero(dx, xm * ym * zm * dof));
-  PetscCall(PetscSFReduceBegin(sf, h->sunit, h->sdxl, dx, NNFloatSumOp));
-  PetscCall(PetscSFReduceEnd(sf, h->sunit, h->sdxl, dx, NNFloatSumOp));
+  PetscCall(PetscSFReduceBegin(sf, unit, h->sdxl, dx, sum));
+  PetscCall(PetscSFReduceEnd(sf, unit, h->sdxl, dx, sum));
   PetscCall(NNSpatialHaloSlotRestoreSingle(1));
   h->sdxl = NULL;
   PetscFunctionReturn(0);

@@ -99,8 +99,10 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
 
    Only networks (sequential or graph) whose layers all have device passes run on a device (the list is in the error
    message and tutorial 15; replicated, not partitioned or sharded; graph networks in either precision, unlike the CPU);
-   `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations run on a device
-   only when their DMDA has one rank (no halo exchange on the device): `NNSetUp()` refuses others.
+   `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations split over ranks run on a device through
+   to_spatial, spatial_flatten, the pointwise activations, conv2d/conv3d (GEMM passes) and max and average pooling: the
+   halos are exchanged through page-locked host buffers with the DMDA's own scatter (MPI need not be CUDA-aware);
+   `NNSetUp()` refuses such a network with any other layer type on them, naming the layer.
    `NN_DEVICE_CUDA` needs a PetNN built with CUDA and a GPU: otherwise this is an error that says which is missing
    (`NNDeviceIsAvailable()`). The CUDA code of this version has been compiled and run in PetNN's CUDA emulation on the
    host (CMake's PETNN_CUDA_EMULATION; every kernel except cuDNN's), but not yet on a GPU.
@@ -237,14 +239,20 @@ PetscErrorCode NNDeviceSetUp(NN net)
     PetscCheck(passes, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes; the types that have them are " NN_DEVICE_LAYER_TYPES ": use -nn_device cpu for this network", NNDevices[net->dev.type], name, type);
     PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   }
-  /* spatial activations run on the device only whole on one rank: the device passes do no halo exchange */
+  /* spatial activations split over ranks: every layer that reads or writes one must have device passes for that
+     (l->dev.split: the halo exchange staged through host memory, sums over the ranks); graph networks not yet */
   for (PetscInt i = 1; i < net->nact; i++) {
     DM          dm;
     PetscMPIInt size;
     PetscCall(VecGetDM(net->act[i], &dm));
     if (!dm) continue;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-    PetscCheck(size == 1, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s's spatial (DMDA) output is split over %d ranks; on the device a sample's spatial activations must live on one rank (give the to_spatial layer -<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on a communicator of one rank, e.g. data parallel with one rank per group) or use -nn_device cpu", NNDevices[net->dev.type], i <= net->nlayers ? ((PetscObject)net->layers[i - 1])->name : "(a further output of a split)", (int)size);
+    if (size == 1) continue;
+    PetscCheck(!net->graph.on && i <= net->nlayers, comm, PETSC_ERR_SUP, "-nn_device %s: a graph network's spatial (DMDA) activations are split over %d ranks; on the device a graph network's spatial activations must live on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on its to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], (int)size);
+    for (PetscInt j = i - 1; j <= i && j < net->nlayers; j++) { /* the layer that writes it and the one that reads it */
+      NNLayer l = net->layers[j];
+      PetscCheck(l->dev.split, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes for spatial (DMDA) activations split over ranks (here %d); those that do: " NN_DEVICE_SPLIT_LAYER_TYPES " (convolutions with -<layer prefix>device_algorithm gemm, not cudnn). Keep a sample's spatial activations on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on the to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)l)->name, ((PetscObject)l)->type_name, (int)size);
+    }
   }
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNDeviceSetUp_CUDA(net));

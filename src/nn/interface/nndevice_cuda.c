@@ -105,26 +105,14 @@ PetscErrorCode NNDeviceReset_CUDA(NN net)
   PetscCall(NNDeviceGraphReset_CUDA(c));
   PetscCall(NNCUDAFree((void **)&c->target));
   PetscCall(NNCUDAFree((void **)&c->lossw));
-  if (c->hx) NNCallCUDA(cudaFreeHost(c->hx));
-  if (c->hy) NNCallCUDA(cudaFreeHost(c->hy));
-  if (c->hg) NNCallCUDA(cudaFreeHost(c->hg));
+  PetscCall(NNCUDAFreeHost(&c->hx));
+  PetscCall(NNCUDAFreeHost(&c->hy));
+  PetscCall(NNCUDAFreeHost(&c->hg));
   for (PetscInt k = 0; k < 4 * c->nlayers && c->ev; k++)
     if (c->ev[k]) NNCallCUDA(cudaEventDestroy(c->ev[k]));
   PetscCall(PetscFree(c->ev));
   PetscCall(PetscFree4(c->len, c->act, c->dact, c->spatial));
   PetscCall(PetscFree(net->dev.cuda));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNDeviceMallocHost(size_t bytes, void **p)
-{
-  cudaError_t err;
-
-  PetscFunctionBegin;
-  *p = NULL;
-  if (!bytes) PetscFunctionReturn(0);
-  err = cudaMallocHost(p, bytes);
-  PetscCheck(err == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMallocHost() of %.4g MB (page-locked staging) failed: %s (%s)", bytes / 1e6, cudaGetErrorName(err), cudaGetErrorString(err));
   PetscFunctionReturn(0);
 }
 
@@ -166,10 +154,10 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
   /* staging: float conversions of the input, the output and its gradient; every precision stages the gradients (they
      are added into the host gradient) and the input gradient */
   if (c->prec == NN_PRECISION_SINGLE) {
-    PetscCall(NNDeviceMallocHost(c->len[0] * c->esize, &c->hx));
-    PetscCall(NNDeviceMallocHost(c->len[L] * c->esize, &c->hy));
+    PetscCall(NNCUDAMallocHost(c->len[0] * c->esize, "page-locked staging", &c->hx));
+    PetscCall(NNCUDAMallocHost(c->len[L] * c->esize, "page-locked staging", &c->hy));
   }
-  PetscCall(NNDeviceMallocHost(PetscMax(c->np, c->len[0]) * c->esize, &c->hg));
+  PetscCall(NNCUDAMallocHost(PetscMax(c->np, c->len[0]) * c->esize, "page-locked staging", &c->hg));
   PetscCall(NNCUDAMalloc(c->len[L] * sizeof(double), (void **)&c->target)); /* class indices need fewer */
   PetscCall(NNCUDAMalloc(NNCUDALossWorkSize() * sizeof(double), (void **)&c->lossw));
   c->bytes += (c->len[L] + NNCUDALossWorkSize()) * sizeof(double);

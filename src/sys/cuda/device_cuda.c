@@ -124,6 +124,27 @@ PetscErrorCode NNCUDAFree(void **p)
   PetscFunctionReturn(0);
 }
 
+/* page-locked host memory (staging of transfers); what names the use in the error */
+PetscErrorCode NNCUDAMallocHost(size_t bytes, const char what[], void **p)
+{
+  cudaError_t err;
+
+  PetscFunctionBegin;
+  *p = NULL;
+  if (!bytes) PetscFunctionReturn(0);
+  err = cudaMallocHost(p, bytes);
+  PetscCheck(err == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMallocHost() of %.4g MB (%s) failed: %s (%s)", bytes / 1e6, what, cudaGetErrorName(err), cudaGetErrorString(err));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNCUDAFreeHost(void **p)
+{
+  PetscFunctionBegin;
+  if (*p) NNCallCUDA(cudaFreeHost(*p));
+  *p = NULL;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode NNCUDAGetOnes(NNPrecision prec, PetscInt n, const void **ones)
 {
   const int p = prec == NN_PRECISION_SINGLE;

@@ -1,0 +1,193 @@
+static char help[] = "The CUDA device (-nn_device cuda) against the CPU for CNNs whose spatial (DMDA) activations are split over\n"
+                     "the ranks (the halos exchanged through page-locked host buffers). Each case builds a network on\n"
+                     "PETSC_COMM_WORLD from options (the to_spatial layer's DMDA split by -sp_da_processors_x/y, given\n"
+                     "to the test), runs one batch (NNLossGradient()) on the CPU and on the device with the same weights\n"
+                     "and data, in double and in single precision, and compares the loss, the output, the input\n"
+                     "gradient and the parameter gradient (relative 2-norm differences). Then a layer without such\n"
+                     "device passes is refused at set-up with a message naming it. Without a GPU (or in a PetNN built\n"
+                     "without CUDA) the program says why and exits with code 77 (skipped).\n\n"
+                     "  -tol_double <1e-12>  device vs cpu in double\n"
+                     "  -tol_single <1e-5>   device vs cpu in single precision\n"
+                     "  -print_errors        print the measured differences (not stable output)\n\n";
+
+#include <petnn/private/nnimpl.h>
+#include "nntestdevice.h"
+
+#define NBATCH 5
+
+typedef struct {
+  const char *label;
+  const char *opts; /* network options, each option name without the case's prefix */
+  PetscInt    n;    /* samples of the pass (0: NBATCH) */
+} Case;
+
+/* the layers with device passes on split activations: conv2d (GEMM passes) with padding, stride, groups, periodic
+   padding and without bias, conv3d, max and average pooling (2-d and 3-d) with and without overlapping windows,
+   pointwise activations */
+static const Case cases[] = {
+  {"cnn",                                             "-nn_layers sp,c1,r1,p1,c2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 6 -c1_kernel 3 -c1_padding 1 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 8 -c2_kernel 5 -c2_padding 2 -fl_type spatial_flatten -fc_type dense -fc_units 7 -nn_input_shape 2,12,18 -nn_loss cross_entropy",                                                          0},
+  {"conv stride 2, avgpool 3 stride 1",               "-nn_layers sp,c1,a1,p1,c2,a2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 4 -c1_kernel 3 -c1_stride 2 -c1_padding 1 -a1_type tanh -p1_type avgpool2d -p1_kernel 3 -p1_stride 1 -p1_padding 1 -c2_type conv2d -c2_filters 4 -c2_kernel 3 -c2_groups 2 -c2_bias 0 -a2_type gelu -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,11,13 -nn_loss mse", 0},
+  {"maxpool 3 stride 2, periodic conv, batch 3 of 5", "-nn_layers sp,p1,c1,a1,fl,fc -sp_type to_spatial -p1_type maxpool2d -p1_kernel 3 -p1_stride 2 -p1_padding 1 -c1_type conv2d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -c1_periodic -a1_type sigmoid -fl_type spatial_flatten -fc_type dense -fc_units 4 -nn_input_shape 2,10,14 -nn_loss mse",                                                                                     3},
+  {"conv3d, avgpool3d",                               "-nn_layers sp,c1,a1,p1,fl,fc -sp_type to_spatial -c1_type conv3d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -a1_type leaky_relu -a1_slope 0.1 -p1_type avgpool3d -p1_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,6,10 -nn_loss mse",                                                                                                           0},
+};
+
+/* inputs in [-1, 1], the same on every rank (the sequential batch is replicated), and targets fitting the loss */
+static PetscErrorCode FillBatch(PetscRandom rand, NN net, Vec x, Vec t)
+{
+  PetscInt     nx, nt, nout;
+  PetscScalar *a, u;
+  NNShape      out;
+  NNLossType   loss;
+  PetscBool    ce;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetLoss(net, &loss));
+  PetscCall(PetscStrcmp(loss, NNLOSSCROSSENTROPY, &ce));
+  PetscCall(NNGetOutputShape(net, &out));
+  nout = NNShapeSize(&out);
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(t, &nt));
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt i = 0; i < nx; i++) {
+    PetscCall(PetscRandomGetValue(rand, &u));
+    a[i] = 2 * u - 1;
+  }
+  PetscCall(VecRestoreArray(x, &a));
+  PetscCall(VecGetArray(t, &a));
+  for (PetscInt i = 0; i < nt; i++) {
+    PetscCall(PetscRandomGetValue(rand, &u));
+    a[i] = ce ? (PetscReal)PetscMin(nout - 1, (PetscInt)(u * nout)) : u - 0.5;
+  }
+  PetscCall(VecRestoreArray(t, &a));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBool print, PetscInt k, const Case *c)
+{
+  const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
+  PetscInt    n       = c->n ? c->n : NBATCH;
+  char        prefix[16];
+  NN          net;
+  Vec         x, t;
+  PetscMPIInt size;
+  DM          da;
+  PetscInt    m, mm;
+  const Vec  *act, *dact;
+  PetscInt    nact;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "s%d_", (int)k));
+  PetscCall(NNTestInsertPrefixed(prefix, c->opts));
+  PetscCall(NNTestPassCreateNet(PETSC_COMM_WORLD, prefix, NBATCH, &net));
+  /* the test is about split activations: the first spatial activation must be split as the test's options say */
+  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
+  PetscCall(VecGetDM(act[1], &da));
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, &m, &mm, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCheck(m * mm == size, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the spatial activations are split over %" PetscInt_FMT " x %" PetscInt_FMT " ranks, not all %d", c->label, m, mm, (int)size);
+  PetscCall(NNCreateBatchVecs(net, &x, &t));
+  PetscCall(FillBatch(rand, net, x, t));
+  for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
+    NNTestPass rc, rg;
+    PetscReal  d[4] = {0, 0, 0, 0};
+    PetscCall(NNSetPrecision(net, (NNPrecision)p));
+    PetscCall(NNTestPassRun(net, NN_DEVICE_CPU, n, x, t, &rc));
+    PetscCall(NNTestPassRun(net, NN_DEVICE_CUDA, n, x, t, &rg));
+    PetscCall(NNTestPassCompare(&rc, &rg, (PetscBool)(n == NBATCH), d));
+    if (print)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s, %d ranks: cuda vs cpu: loss %.2e, output %.2e, input gradient %.2e, parameter gradient %.2e\n", c->label, NNPrecisions[p], (int)size, (double)d[0], (double)d[1], (double)d[2], (double)d[3]));
+    for (int i = 0; i < 4; i++) PetscCheck(d[i] <= tol[p], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: cuda vs cpu %s differ by %g > %g", c->label, NNPrecisions[p], what[i], (double)d[i], (double)tol[p]);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: cuda vs cpu, split spatial activations, %s, <= %g PASSED\n", c->label, NNPrecisions[p], (double)tol[p]));
+    PetscCall(NNTestPassDestroy(&rc));
+    PetscCall(NNTestPassDestroy(&rg));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  PetscCall(NNDestroy(&net));
+  PetscCall(NNTestClearPrefixed(prefix, c->opts));
+  PetscFunctionReturn(0);
+}
+
+/* a layer type without device passes for split activations (layer_norm), and conv2d through cuDNN, are refused at
+   set-up, named */
+static PetscErrorCode CheckRefusal(void)
+{
+  const char *opts  = "-nn_layers sp,ln,fl -sp_type to_spatial -ln_type layer_norm -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  const char *copts = "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv2d -c_filters 2 -c_kernel 3 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  char       *msg, *found;
+
+  PetscFunctionBegin;
+  PetscCall(NNTestInsertPrefixed("e_", opts));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "layer_norm on split spatial activations", "layer ln (type layer_norm) has no device passes for spatial (DMDA) activations split over ranks", &msg));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "layer_norm on split spatial activations is refused with a message naming it: PASSED\n"));
+  PetscCall(NNTestClearPrefixed("e_", opts));
+  /* cuDNN's conv2d runs on one rank */
+  PetscCall(NNTestInsertPrefixed("e_", copts));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "conv2d through cuDNN on split spatial activations", "layer c (type conv2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));
+  PetscCall(PetscStrstr(msg, "device_algorithm gemm", &found));
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the GEMM passes: %s", msg);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "conv2d with -device_algorithm cudnn on split spatial activations is refused with a message naming it and the GEMM passes: PASSED\n"));
+  PetscCall(NNTestClearPrefixed("e_", copts));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscRandom rand;
+  PetscReal   tol[2] = {1e-12, 1e-5};
+  PetscBool   avail, print = PETSC_FALSE;
+  char        why[512];
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &tol[NN_PRECISION_DOUBLE], NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &tol[NN_PRECISION_SINGLE], NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &print, NULL));
+  PetscCall(NNDeviceIsAvailable(NN_DEVICE_CUDA, &avail, sizeof(why), why));
+  if (!avail) { /* exit code 77: the harness reports the test as skipped */
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cuda_spatial_split: SKIPPED: %s\n", why));
+    PetscCall(PetscFinalize());
+    return 77;
+  }
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rand)); /* the same numbers on every rank */
+  PetscCall(PetscRandomSetSeed(rand, 23));
+  PetscCall(PetscRandomSeed(rand));
+  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(rand, tol, print, k, &cases[k]));
+  PetscCall(CheckRefusal());
+  PetscCall(PetscRandomDestroy(&rand));
+  PetscCall(PetscFinalize());
+  return 0;
+}
+
+/*TEST
+
+   # the spatial activations split along x over 2 and 3 ranks, and 2 x 2; in the CUDA emulation (the device code on
+   # the host) and on a GPU
+   test:
+      requires: cuda_emulation
+      suffix: emulation_2
+      nsize: 2
+      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -e_sp_da_processors_x 2
+      output_file: output/cuda_spatial_split.out
+
+   test:
+      requires: cuda_emulation
+      suffix: emulation_3
+      nsize: 3
+      args: -s0_sp_da_processors_x 3 -s1_sp_da_processors_x 3 -s2_sp_da_processors_x 3 -s3_sp_da_processors_x 3 -e_sp_da_processors_x 3
+      output_file: output/cuda_spatial_split.out
+
+   test:
+      requires: cuda_emulation
+      suffix: emulation_4
+      nsize: 4
+      args: -s0_sp_da_processors_x 2 -s0_sp_da_processors_y 2 -s1_sp_da_processors_x 2 -s1_sp_da_processors_y 2 -s2_sp_da_processors_x 2 -s2_sp_da_processors_y 2 -s3_sp_da_processors_x 2 -s3_sp_da_processors_y 2 -e_sp_da_processors_x 2 -e_sp_da_processors_y 2
+      output_file: output/cuda_spatial_split.out
+
+   test:
+      requires: cuda
+      suffix: 2
+      nsize: 2
+      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -e_sp_da_processors_x 2
+      output_file: output/cuda_spatial_split.out
+
+TEST*/
