@@ -185,6 +185,14 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
   PetscCall(NNConvWinogradDestroy(g));
   PetscCall(NNSpatialHaloSetUp(l, &d->w, l->nbatch * d->filters, &d->h));
   PetscCall(DMCreateGlobalVector(d->h.daout, y));
+  { /* split activations change the default device algorithm to the GEMM passes (NNDeviceSetUp() checks l->dev.split next) */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d->h.daout), &size));
+    d->splitin = (PetscBool)(size > 1);
+#if defined(PETNN_HAVE_CUDA)
+    l->dev.split = (PetscBool)(NNConvGetDeviceAlgorithm(l) == NN_CONV_DEVICE_GEMM);
+#endif
+  }
 
   PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
   PetscCall(NNSpatialHaloGetCorners(&d->h, d->nd, g->os, g->om, g->gs, g->gm));

@@ -176,7 +176,8 @@ typedef struct {
     float    *Wp, *dWp, *U, *dU, *db, *work, *WT; /* WT: direct, the per-tap transposed weights */
     PetscInt *iwork;
   } single;
-  PetscInt devalg; /* -device_algorithm: an NNConvDeviceAlgorithm, or -1: cudnn for conv2d in a PetNN built with cuDNN, else gemm */
+  PetscInt  devalg;  /* -device_algorithm: an NNConvDeviceAlgorithm, or -1: the default (NNConvGetDeviceAlgorithm()) */
+  PetscBool splitin; /* the spatial activations are split over ranks (known once the output Vec is made) */
   void    *cuda;   /* -nn_device cuda: cuDNN descriptors, algorithms, NCHW buffers and workspace (layers/conv/conv_cuda.c) */
   void    *gemm;   /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
 } NNLayer_Conv;

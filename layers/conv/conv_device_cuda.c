@@ -2,8 +2,8 @@
    The device passes of conv2d and conv3d (-nn_device cuda): the algorithm of -<layer>device_algorithm, cuDNN
    (layers/conv/conv_cuda.c, conv2d in a PetNN built with cuDNN) or im2col + cuBLAS GEMMs (layers/conv/conv_gemm_cuda.c,
    every build, so also the CUDA emulation). cuDNN's passes run on one rank, the GEMM passes also on spatial activations
-   split over ranks (NNDeviceSetUp() checks l->dev.split, which set-up sets for gemm); periodic padding runs on the GEMM
-   path only.
+   split over ranks (their default there; NNDeviceSetUp() checks l->dev.split, which the output Vec's creation sets for
+   gemm); periodic padding runs on the GEMM path only.
 */
 #include "conv.h"
 #include <petnn/private/cudaimpl.h>

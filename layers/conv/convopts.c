@@ -66,15 +66,15 @@ PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOpti
 
 const char *const NNConvDeviceAlgorithms[] = {"cudnn", "gemm"};
 
-/* -device_algorithm, or its default: cuDNN for conv2d with zero padding in a PetNN built with cuDNN, else the GEMM
-   passes (cuDNN has no periodic padding) */
+/* -device_algorithm, or its default: cuDNN for conv2d with zero padding on one rank's activations in a PetNN built
+   with cuDNN, else the GEMM passes (cuDNN has no periodic padding, and its passes run on one rank) */
 NNConvDeviceAlgorithm NNConvGetDeviceAlgorithm(NNLayer l)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
   if (d->devalg >= 0) return (NNConvDeviceAlgorithm)d->devalg;
 #if defined(PETNN_HAVE_CUDNN)
-  return d->nd == 2 && !d->periodic ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
+  return d->nd == 2 && !d->periodic && !d->splitin ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
 #else
   return NN_CONV_DEVICE_GEMM;
 #endif
