@@ -120,6 +120,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_Dropout;
   l->ops->backwarddevice = NNLayerBackwardDevice_Dropout;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks: each rank draws its entries' mask as on the CPU */
 #endif
   l->ops->setfromoptions = NNLayerSetFromOptions_Dropout;
   l->ops->view           = NNLayerView_Dropout;

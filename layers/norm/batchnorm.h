@@ -18,3 +18,4 @@ PETSC_INTERN PetscErrorCode NNBatchNormCreateBase(NNLayer);                 /* d
 PETSC_INTERN PetscErrorCode NNBatchNormSetUpTensors(NNLayer, PetscInt);     /* C channels: output shape and PyTorch's five tensors */
 PETSC_INTERN void           NNBatchNormTrainingStats(const NNBatchNormBase *, PetscInt, PetscScalar, PetscReal, PetscReal, PetscScalar *, PetscScalar *, PetscScalar *);
 PETSC_INTERN void           NNBatchNormRunningStats(const NNBatchNormBase *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNBatchNormSpatialCombineStats(NNLayer, PetscReal *); /* [C][3] (count, mean, M2) over the layer's ranks */

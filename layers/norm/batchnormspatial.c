@@ -202,6 +202,17 @@ static PetscErrorCode NNBatchNormSpatialLocalStats(NNLayer_BatchNormSpatial *bn,
   PetscFunctionReturn(0);
 }
 
+/* stats [C][3] (count, mean, M2) of the rank's values combined over the layer's ranks as the forward pass does (the
+   device passes on activations split over ranks, layers/norm/norm_cuda.c) */
+PetscErrorCode NNBatchNormSpatialCombineStats(NNLayer l, PetscReal *stats)
+{
+  NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, stats, (PetscMPIInt)bn->p.C, bn->stattype, bn->statop, PetscObjectComm((PetscObject)l)));
+  PetscFunctionReturn(0);
+}
+
 /* ---------------------------------------------------------------- the layer */
 
 static PetscErrorCode NNLayerSetUp_BatchNormSpatial(NNLayer l)
@@ -381,6 +392,7 @@ static PetscErrorCode NNLayerCreate_BatchNormSpatial(NNLayer l, PetscInt nd)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_BatchNorm;
   l->ops->backwarddevice = NNLayerBackwardDevice_BatchNorm;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks (the statistics and sums reduced on the host) */
 #endif
   PetscCall(NNBatchNormCreateBase(l));
   PetscFunctionReturn(0);

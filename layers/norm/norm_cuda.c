@@ -10,6 +10,11 @@
    mean, variance and 1/sqrt(var + eps) (3C doubles). Cost: one small download and a wait for the stream per batch-norm
    layer per training forward pass. Keeping the running statistics on the device would save the wait, but they would
    then be a second copy of buffers that checkpoints, NNGetBuffers() and the CPU read on the host, to be kept in step.
+
+   batchnorm2d/3d also run on spatial activations split over ranks: the rank's mean and variance come down as now and
+   are combined over the layer's ranks as (count, mean, M2) triples by the CPU pass's own reduction, the batch's
+   statistics go up (3C doubles); backward, the rank's channel sums of dy and dy xhat come down, are added over the
+   ranks and go up before the parameter gradients and dx (one more small round trip per layer and pass).
 */
 #include "batchnorm.h"
 #include "norm.h"
@@ -25,12 +30,15 @@ PetscErrorCode NNNormDeviceReset(NNNormDevice *d)
 }
 
 /* the geometry of the layer's input for n samples, statistic groups of the given kind (cg channels a group), and the
-   device work array made large enough for the batch capacity */
+   device work array made large enough for the batch capacity (and batch norm's channel sums, d->sums). A spatial
+   activation split over ranks (batch norm only: the other types refuse it) has the rank's pixels in g->npos and the
+   values of a channel over all ranks in g->mall. */
 static PetscErrorCode NNNormDeviceGeom(NNLayer l, NNNormDevice *d, NNCUDANormKind kind, PetscInt C, PetscInt cg, PetscReal eps, PetscInt n, NNCUDANormGeom *g)
 {
   DM             dm;
   NNCUDANormGeom full;
   size_t         need;
+  PetscMPIInt    size = 1;
 
   PetscFunctionBegin;
   PetscCall(NNLayerGetInputDM(l, &dm));
@@ -42,14 +50,24 @@ static PetscErrorCode NNNormDeviceGeom(NNLayer l, NNNormDevice *d, NNCUDANormKin
   g->D       = (size_t)l->nbatch * (size_t)C;
   g->cg      = (size_t)cg;
   g->eps     = eps;
-  full       = *g;
-  full.n     = (size_t)l->nbatch;
-  need       = 3 * NNCUDANormGroups(&full) + NNCUDANormWorkSize(&full);
+  g->mall    = 0;
+  if (dm) PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  if (size > 1) {
+    PetscInt xm, ym, zm;
+    PetscCheck(kind == NN_CUDA_NORM_CHANNEL, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s: only batch norm runs on split activations on the device", ((PetscObject)l)->name);
+    PetscCall(DMDAGetCorners(dm, NULL, NULL, NULL, &xm, &ym, &zm));
+    g->mall = (double)n * (double)g->npos;
+    g->npos = (size_t)xm * (size_t)ym * (size_t)zm;
+  }
+  full   = *g;
+  full.n = (size_t)l->nbatch;
+  need   = 3 * NNCUDANormGroups(&full) + NNCUDANormWorkSize(&full) + 2 * (size_t)C;
   if (need > d->cap) {
     PetscCall(NNCUDAFree((void **)&d->work));
     PetscCall(NNCUDAMalloc(need * sizeof(double), (void **)&d->work));
     d->cap = need;
   }
+  d->sums = d->work + need - 2 * (size_t)C;
   PetscFunctionReturn(0);
 }
 
@@ -80,17 +98,32 @@ PetscErrorCode NNLayerForwardDevice_BatchNorm(NNLayer l, PetscInt n, const void 
   PetscFunctionBegin;
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNNormDeviceGeom(l, d, NN_CUDA_NORM_CHANNEL, C, 1, p->eps, n, &g));
-  if (!d->h) PetscCall(PetscMalloc1(3 * C, &d->h));
+  if (!d->h) PetscCall(PetscMalloc1(6 * C, &d->h)); /* statistics [3C], split over ranks also the (count, mean, M2) triples [3C] */
   d->batchstats = l->training;
   if (l->training) {
-    PetscReal m = (PetscReal)n * (PetscReal)g.npos; /* values per channel */
-    PetscCheck(m > 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ,
-               "Batch-norm layer %s in training mode needs more than 1 value per channel, got %g (batch %" PetscInt_FMT " x positions %" PetscInt_FMT "); use a larger batch or evaluation mode", ((PetscObject)l)->name, (double)m, n, (PetscInt)g.npos);
+    PetscReal m = g.mall > 0 ? g.mall : (PetscReal)n * (PetscReal)g.npos; /* values per channel */
+    PetscCheck(m > 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Batch-norm layer %s in training mode needs more than 1 value per channel, got %g (batch %" PetscInt_FMT " x positions %g); use a larger batch or evaluation mode",
+               ((PetscObject)l)->name, (double)m, n, (double)(m / n));
     NNCallCUDA(NNCUDANormStats(single, &g, x, d->work, NNNormDeviceScratch(d, &g), s));
     /* the batch mean and variance down, the running statistics updated on the host as the CPU pass does */
     NNCallCUDA(cudaMemcpyAsync(d->h, d->work, 2 * C * sizeof(double), cudaMemcpyDeviceToHost, s));
     NNCallCUDA(cudaStreamSynchronize(s));
+    if (g.mall > 0) { /* split over ranks: the rank's (count, mean, M2) combined as the CPU pass combines them, then up */
+      PetscReal *stats = d->h + 3 * C, ml = (PetscReal)n * (PetscReal)g.npos;
+      for (PetscInt c = 0; c < C; c++) {
+        stats[3 * c]     = ml;
+        stats[3 * c + 1] = ml > 0 ? d->h[c] : 0.0;
+        stats[3 * c + 2] = ml > 0 ? d->h[C + c] * ml : 0.0;
+      }
+      PetscCall(NNBatchNormSpatialCombineStats(l, stats));
+      PetscCheck(stats[0] == m, PetscObjectComm((PetscObject)l), PETSC_ERR_PLIB, "Batch-norm layer %s: the ranks hold %g values per channel, expected %g", ((PetscObject)l)->name, (double)stats[0], (double)m);
+      for (PetscInt c = 0; c < C; c++) { /* the batch's mean and biased variance */
+        d->h[c]     = stats[3 * c + 1];
+        d->h[C + c] = stats[3 * c + 2] / m;
+      }
+    }
     for (PetscInt c = 0; c < C; c++) NNBatchNormTrainingStats(p, c, d->h[c], PetscRealPart(d->h[C + c]), m, d->h + 2 * C, rmean, rvar);
+    if (g.mall > 0) NNCallCUDA(cudaMemcpyAsync(d->work, d->h, 3 * C * sizeof(double), cudaMemcpyHostToDevice, s)); /* the batch's mean, variance, rstd */
     nbt[0] += 1;
     PetscCall(PetscLogFlops(5.0 * n * C * g.npos));
   } else {
@@ -114,7 +147,17 @@ PetscErrorCode NNLayerBackwardDevice_BatchNorm(NNLayer l, PetscInt n, const void
   PetscFunctionBegin;
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNNormDeviceGeom(l, d, NN_CUDA_NORM_CHANNEL, p->C, 1, p->eps, n, &g));
-  NNCallCUDA(NNCUDANormBackward(l->dev.prec == NN_PRECISION_SINGLE, &g, d->batchstats, x, dy, d->work, l->dev.theta, NNNormDeviceScratch(d, &g), l->dev.dtheta, dx, s));
+  if (g.mall > 0) { /* split over ranks: the channel sums of dy and dy xhat down, added over the layer's ranks, up */
+    PetscMPIInt cnt;
+    int         single = l->dev.prec == NN_PRECISION_SINGLE;
+    NNCallCUDA(NNCUDANormGradSums(single, &g, x, dy, d->work, NNNormDeviceScratch(d, &g), d->sums, s));
+    NNCallCUDA(cudaMemcpyAsync(d->h, d->sums, 2 * p->C * sizeof(double), cudaMemcpyDeviceToHost, s));
+    NNCallCUDA(cudaStreamSynchronize(s));
+    PetscCall(PetscMPIIntCast(2 * p->C, &cnt));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->h, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
+    NNCallCUDA(cudaMemcpyAsync(d->sums, d->h, 2 * p->C * sizeof(double), cudaMemcpyHostToDevice, s));
+    NNCallCUDA(NNCUDANormBackwardFromSums(single, &g, d->batchstats, x, dy, d->work, d->sums, l->dev.theta, l->dev.dtheta, dx, s));
+  } else NNCallCUDA(NNCUDANormBackward(l->dev.prec == NN_PRECISION_SINGLE, &g, d->batchstats, x, dy, d->work, l->dev.theta, NNNormDeviceScratch(d, &g), l->dev.dtheta, dx, s));
   PetscCall(PetscLogFlops((dx ? (d->batchstats ? 8.0 : 5.0) : 3.0) * n * p->C * g.npos));
   PetscFunctionReturn(0);
 }

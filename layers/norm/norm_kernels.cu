@@ -188,7 +188,7 @@ static cudaError_t NNNormReduce(const NNNormG &g, NNCUDANormKind bk, NNNormOp op
 }
 
 /* the entries of the activation the passes write: n samples, or every slot of every pixel (spatial) */
-__device__ inline size_t NNNormEntries(const NNNormG &g)
+__host__ __device__ inline size_t NNNormEntries(const NNNormG &g)
 {
   return g.spatial ? g.npos * g.D : g.n * g.C * g.npos;
 }
@@ -233,7 +233,8 @@ __global__ void NNNormForwardKernel(NNNormG g, const T *x, const double *stat, c
 template <typename T>
 __global__ void NNNormBackwardKernel(NNNormG g, int batchstats, int weighted, const T *x, const T *dy, const double *stat, const double *sums, const T *w, T *dx)
 {
-  const size_t  N = NNNormEntries(g), G = NNNormBuckets(g, g.kind), m = NNNormBucketSize(g, g.kind);
+  const size_t  N = NNNormEntries(g), G = NNNormBuckets(g, g.kind);
+  const double  m    = g.mall > 0 ? g.mall : (double)NNNormBucketSize(g, g.kind);
   const double *mean = stat, *rstd = stat + 2 * G, *S1 = sums, *S2 = sums + G;
   for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < N; e += (size_t)gridDim.x * blockDim.x) {
     size_t c, gi;
@@ -241,7 +242,7 @@ __global__ void NNNormBackwardKernel(NNNormG g, int batchstats, int weighted, co
     if (NNNormEntry(g, e, &c, &gi)) {
       const double wc = w ? (double)w[c] : 1.0, f = weighted ? 1.0 : wc;
       v = wc * (double)dy[e];
-      if (batchstats) v = v - f * S1[gi] / (double)m - ((double)x[e] - mean[gi]) * rstd[gi] * (f * S2[gi] / (double)m);
+      if (batchstats) v = v - f * S1[gi] / m - ((double)x[e] - mean[gi]) * rstd[gi] * (f * S2[gi] / m);
       v *= rstd[gi];
     }
     dx[e] = (T)v;
@@ -304,4 +305,35 @@ extern "C" cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *g, i
 {
   if (single) return NNNormBackward<float>(*g, batchstats, (const float *)x, (const float *)dy, stat, (const float *)w, work, (float *)dw, (float *)dx, st);
   return NNNormBackward<double>(*g, batchstats, (const double *)x, (const double *)dy, stat, (const double *)w, work, (double *)dw, (double *)dx, st);
+}
+
+/* the parameter gradients from the channel sums (summed over the ranks): dw[c] += sums[C + c], dw[C + c] += sums[c] */
+template <typename T> __global__ void NNNormAddSumsKernel(size_t C, const double *sums, T *dw)
+{
+  for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < C; c += (size_t)gridDim.x * blockDim.x) {
+    dw[c]     = (T)((double)dw[c] + sums[C + c]);
+    dw[C + c] = (T)((double)dw[C + c] + sums[c]);
+  }
+}
+
+extern "C" cudaError_t NNCUDANormGradSums(int single, const NNCUDANormGeom *g, const void *x, const void *dy, const double *stat, double *work, double *sums, cudaStream_t st)
+{
+  double *st_ = (double *)stat; /* read only: NN_NORM_FINISH_SUMS writes sums */
+  if (single) return NNNormReduce<float>(*g, NN_CUDA_NORM_CHANNEL, NN_NORM_GRAD, NN_NORM_FINISH_SUMS, (const float *)x, (const float *)dy, st_, (const float *)NULL, work, sums, (float *)NULL, st);
+  return NNNormReduce<double>(*g, NN_CUDA_NORM_CHANNEL, NN_NORM_GRAD, NN_NORM_FINISH_SUMS, (const double *)x, (const double *)dy, st_, (const double *)NULL, work, sums, (double *)NULL, st);
+}
+
+template <typename T> static cudaError_t NNNormBackwardFromSums(const NNNormG &g, int batchstats, const T *x, const T *dy, const double *stat, const double *sums, const T *w, T *dw, T *dx, cudaStream_t st)
+{
+  const size_t N   = NNNormEntries(g);
+  cudaError_t  err = cudaSuccess;
+  if (dw && g.C) err = NNCUDALaunch(NNNormAddSumsKernel<T>, NNCUDABlocks(g.C), 256, st, g.C, sums, dw);
+  if (err != cudaSuccess || !dx || !N) return err;
+  return NNCUDALaunch(NNNormBackwardKernel<T>, NNCUDABlocks(N), 256, st, g, batchstats, 0, x, dy, stat, sums, w, dx);
+}
+
+extern "C" cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *g, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dw, void *dx, cudaStream_t st)
+{
+  if (single) return NNNormBackwardFromSums<float>(*g, batchstats, (const float *)x, (const float *)dy, stat, sums, (const float *)w, (float *)dw, (float *)dx, st);
+  return NNNormBackwardFromSums<double>(*g, batchstats, (const double *)x, (const double *)dy, stat, sums, (const double *)w, (double *)dw, (double *)dx, st);
 }

@@ -10,6 +10,7 @@
 typedef struct {
   double      *work;       /* device: the statistics of the last forward pass [3][groups] (mean, var, rstd), then scratch */
   size_t       cap;        /* doubles in work */
+  double      *sums;       /* device, in work: batch norm's channel sums [2C] (activations split over ranks) */
   PetscScalar *h;          /* host [3C]: batch norm's statistics on their way down (training) or up (evaluation) */
   PetscBool    batchstats; /* the last forward pass normalized with the statistics of its input */
 } NNNormDevice;

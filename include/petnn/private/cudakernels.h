@@ -104,6 +104,7 @@ typedef struct {
   int            spatial;
   size_t         n, C, npos, D, cg;
   double         eps;
+  double         mall; /* the values of a group over all ranks, when the activation is split over ranks (0: one rank) */
 } NNCUDANormGeom;
 /* the groups of the geometry, and the doubles work must hold for it */
 size_t NNCUDANormGroups(const NNCUDANormGeom *);
@@ -116,6 +117,11 @@ cudaError_t NNCUDANormForward(int single, const NNCUDANormGeom *, const void *x,
    (dx = rstd (w dy - mean_group(w dy) - xhat mean_group(w dy xhat))), else fixed (dx = rstd w dy); dw (NULL: no
    parameters) gets the gradients of w and b ADDED, dw[c] += sum dy xhat, dw[C + c] += sum dy; dx may be NULL */
 cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const void *w, double *work, void *dw, void *dx, cudaStream_t);
+/* batch norm (groups: the channels) on activations split over ranks, NNCUDANormBackward() in two steps with the sums
+   added over the ranks in between: sums[c] = sum dy, sums[C + c] = sum dy xhat over the rank's entries; then
+   dw[c] += sums[C + c], dw[C + c] += sums[c] (dw may be NULL) and dx (may be NULL) with the groups' size mall */
+cudaError_t NNCUDANormGradSums(int single, const NNCUDANormGeom *, const void *x, const void *dy, const double *stat, double *work, double *sums, cudaStream_t);
+cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dw, void *dx, cudaStream_t);
 /* im2col and col2im for the convolutions' GEMM passes on the spatial layout (layers/conv/conv_kernels.cu). The image:
    grid N, of which the array holds the box [gs, gs + gm) (one rank: gs 0, gm N; split over ranks: the ghosted box),
    nb batch slots of C channels per pixel; the column matrix: a row per (pixel of the box [os, os + No) of the column
