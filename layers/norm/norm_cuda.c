@@ -25,7 +25,8 @@ PetscErrorCode NNNormDeviceReset(NNNormDevice *d)
   PetscFunctionBegin;
   PetscCall(NNCUDAFree((void **)&d->work));
   PetscCall(PetscFree(d->h));
-  d->cap = 0;
+  PetscCall(PetscFree(d->hs));
+  d->cap = d->hcap = 0;
   PetscFunctionReturn(0);
 }
 
@@ -37,7 +38,7 @@ static PetscErrorCode NNNormDeviceGeom(NNLayer l, NNNormDevice *d, NNCUDANormKin
 {
   DM             dm;
   NNCUDANormGeom full;
-  size_t         need;
+  size_t         need, ns;
   PetscMPIInt    size = 1;
 
   PetscFunctionBegin;
@@ -52,22 +53,29 @@ static PetscErrorCode NNNormDeviceGeom(NNLayer l, NNNormDevice *d, NNCUDANormKin
   g->eps     = eps;
   g->mall    = 0;
   if (dm) PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-  if (size > 1) {
+  if (size > 1) { /* a group's values over all ranks: a channel's over the batch, a sample's group of channels' (layer norm: local) */
     PetscInt xm, ym, zm;
-    PetscCheck(kind == NN_CUDA_NORM_CHANNEL, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s: only batch norm runs on split activations on the device", ((PetscObject)l)->name);
+    if (kind == NN_CUDA_NORM_CHANNEL) g->mall = (double)n * (double)g->npos;
+    else if (kind == NN_CUDA_NORM_GROUP) g->mall = (double)cg * (double)g->npos;
     PetscCall(DMDAGetCorners(dm, NULL, NULL, NULL, &xm, &ym, &zm));
-    g->mall = (double)n * (double)g->npos;
     g->npos = (size_t)xm * (size_t)ym * (size_t)zm;
   }
   full   = *g;
   full.n = (size_t)l->nbatch;
-  need   = 3 * NNCUDANormGroups(&full) + NNCUDANormWorkSize(&full) + 2 * (size_t)C;
+  ns     = 2 * PetscMax(NNCUDANormGroups(&full), (size_t)C);
+  need   = 3 * NNCUDANormGroups(&full) + NNCUDANormWorkSize(&full) + ns;
   if (need > d->cap) {
     PetscCall(NNCUDAFree((void **)&d->work));
     PetscCall(NNCUDAMalloc(need * sizeof(double), (void **)&d->work));
     d->cap = need;
   }
-  d->sums = d->work + need - 2 * (size_t)C;
+  d->sums = d->work + need - ns;
+  if (size > 1 && 3 * ns > d->hcap) {
+    PetscCall(PetscFree(d->hs));
+    PetscCall(PetscMalloc1(3 * ns, &d->hs));
+    d->hcap = 3 * ns;
+  }
+  d->split = (PetscBool)(size > 1);
   PetscFunctionReturn(0);
 }
 
@@ -81,6 +89,20 @@ static double *NNNormDeviceScratch(NNNormDevice *d, const NNCUDANormGeom *g)
 static const void *NNNormDeviceBias(NNLayer l, PetscInt C)
 {
   return (const char *)l->dev.theta + (size_t)C * (l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+}
+
+/* cnt sums in d->sums added over the layer's ranks: down, MPI_Allreduce, up (activations split over ranks) */
+static PetscErrorCode NNNormDeviceAllreduce(NNLayer l, NNNormDevice *d, size_t cnt, cudaStream_t s)
+{
+  PetscMPIInt mcnt;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMPIIntCast((PetscInt)cnt, &mcnt));
+  NNCallCUDA(cudaMemcpyAsync(d->hs, d->sums, cnt * sizeof(double), cudaMemcpyDeviceToHost, s));
+  NNCallCUDA(cudaStreamSynchronize(s));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->hs, mcnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
+  NNCallCUDA(cudaMemcpyAsync(d->sums, d->hs, cnt * sizeof(double), cudaMemcpyHostToDevice, s)); /* pageable: returns once staged */
+  PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------- batch norm */
@@ -108,7 +130,7 @@ PetscErrorCode NNLayerForwardDevice_BatchNorm(NNLayer l, PetscInt n, const void 
     /* the batch mean and variance down, the running statistics updated on the host as the CPU pass does */
     NNCallCUDA(cudaMemcpyAsync(d->h, d->work, 2 * C * sizeof(double), cudaMemcpyDeviceToHost, s));
     NNCallCUDA(cudaStreamSynchronize(s));
-    if (g.mall > 0) { /* split over ranks: the rank's (count, mean, M2) combined as the CPU pass combines them, then up */
+    if (d->split) { /* split over ranks: the rank's (count, mean, M2) combined as the CPU pass combines them, then up */
       PetscReal *stats = d->h + 3 * C, ml = (PetscReal)n * (PetscReal)g.npos;
       for (PetscInt c = 0; c < C; c++) {
         stats[3 * c]     = ml;
@@ -123,7 +145,7 @@ PetscErrorCode NNLayerForwardDevice_BatchNorm(NNLayer l, PetscInt n, const void 
       }
     }
     for (PetscInt c = 0; c < C; c++) NNBatchNormTrainingStats(p, c, d->h[c], PetscRealPart(d->h[C + c]), m, d->h + 2 * C, rmean, rvar);
-    if (g.mall > 0) NNCallCUDA(cudaMemcpyAsync(d->work, d->h, 3 * C * sizeof(double), cudaMemcpyHostToDevice, s)); /* the batch's mean, variance, rstd */
+    if (d->split) NNCallCUDA(cudaMemcpyAsync(d->work, d->h, 3 * C * sizeof(double), cudaMemcpyHostToDevice, s)); /* the batch's mean, variance, rstd */
     nbt[0] += 1;
     PetscCall(PetscLogFlops(5.0 * n * C * g.npos));
   } else {
@@ -147,22 +169,45 @@ PetscErrorCode NNLayerBackwardDevice_BatchNorm(NNLayer l, PetscInt n, const void
   PetscFunctionBegin;
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNNormDeviceGeom(l, d, NN_CUDA_NORM_CHANNEL, p->C, 1, p->eps, n, &g));
-  if (g.mall > 0) { /* split over ranks: the channel sums of dy and dy xhat down, added over the layer's ranks, up */
-    PetscMPIInt cnt;
-    int         single = l->dev.prec == NN_PRECISION_SINGLE;
-    NNCallCUDA(NNCUDANormGradSums(single, &g, x, dy, d->work, NNNormDeviceScratch(d, &g), d->sums, s));
-    NNCallCUDA(cudaMemcpyAsync(d->h, d->sums, 2 * p->C * sizeof(double), cudaMemcpyDeviceToHost, s));
-    NNCallCUDA(cudaStreamSynchronize(s));
-    PetscCall(PetscMPIIntCast(2 * p->C, &cnt));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d->h, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
-    NNCallCUDA(cudaMemcpyAsync(d->sums, d->h, 2 * p->C * sizeof(double), cudaMemcpyHostToDevice, s));
-    NNCallCUDA(NNCUDANormBackwardFromSums(single, &g, d->batchstats, x, dy, d->work, d->sums, l->dev.theta, l->dev.dtheta, dx, s));
+  if (d->split) { /* the channel sums of dy and dy xhat added over the layer's ranks, then dw and dx from them */
+    int single = l->dev.prec == NN_PRECISION_SINGLE;
+    NNCallCUDA(NNCUDANormSums(single, &g, 1, NN_CUDA_NORM_SUM_GRAD, x, dy, d->work, NULL, NNNormDeviceScratch(d, &g), d->sums, s));
+    PetscCall(NNNormDeviceAllreduce(l, d, 2 * (size_t)p->C, s));
+    NNCallCUDA(NNCUDANormAddParamSums(single, (size_t)p->C, d->sums, l->dev.dtheta, s));
+    if (dx) NNCallCUDA(NNCUDANormBackwardFromSums(single, &g, d->batchstats, x, dy, d->work, d->sums, l->dev.theta, dx, s));
   } else NNCallCUDA(NNCUDANormBackward(l->dev.prec == NN_PRECISION_SINGLE, &g, d->batchstats, x, dy, d->work, l->dev.theta, NNNormDeviceScratch(d, &g), l->dev.dtheta, dx, s));
   PetscCall(PetscLogFlops((dx ? (d->batchstats ? 8.0 : 5.0) : 3.0) * n * p->C * g.npos));
   PetscFunctionReturn(0);
 }
 
 /* ---------------------------------------------------------------- group_norm, instance_norm, layer_norm */
+
+/* group statistics of activations split over ranks, as the CPU pass: the sums of x added over the ranks give the mean,
+   then the sums of d = x - mean and d^2 added over the ranks correct it and give the variance; [mean, var, rstd] up */
+static PetscErrorCode NNNormDeviceSplitStats(NNLayer l, NNNormDevice *d, const NNCUDANormGeom *g, int single, const void *x, cudaStream_t s)
+{
+  const size_t G = NNCUDANormGroups(g);
+  PetscScalar *st;
+
+  PetscFunctionBegin;
+  NNCallCUDA(NNCUDANormSums(single, g, 0, NN_CUDA_NORM_SUM_X, x, NULL, NULL, NULL, NNNormDeviceScratch(d, g), d->sums, s));
+  PetscCall(NNNormDeviceAllreduce(l, d, G, s));
+  st = d->hs + 2 * G; /* [3G] after the sums' [2G] */
+  for (size_t i = 0; i < G; i++) st[i] = d->hs[i] / g->mall;
+  NNCallCUDA(cudaMemcpyAsync(d->work, st, G * sizeof(double), cudaMemcpyHostToDevice, s));
+  NNCallCUDA(NNCUDANormSums(single, g, 0, NN_CUDA_NORM_SUM_CENTERED, x, NULL, d->work, NULL, NNNormDeviceScratch(d, g), d->sums, s));
+  PetscCall(NNNormDeviceAllreduce(l, d, 2 * G, s));
+  for (size_t i = 0; i < G; i++) {
+    PetscScalar dm  = d->hs[i] / g->mall;
+    PetscReal   var = PetscMax(PetscRealPart(d->hs[G + i] / g->mall - dm * dm), 0.0);
+    st[i] += dm;
+    st[G + i]     = var;
+    st[2 * G + i] = 1.0 / PetscSqrtReal(var + g->eps);
+  }
+  NNCallCUDA(cudaMemcpyAsync(d->work, st, 3 * G * sizeof(double), cudaMemcpyHostToDevice, s));
+  PetscCall(PetscLogFlops(5.0 * g->n * g->C * g->npos));
+  PetscFunctionReturn(0);
+}
 
 /* the statistic groups of the type: a sample's position over the channels (layer_norm) or a sample's group of C/G
    channels over the positions */
@@ -185,7 +230,8 @@ PetscErrorCode NNLayerForwardDevice_Norm(NNLayer l, PetscInt n, const void *x, v
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNNormDeviceGeom(l, &p->dev, kind, p->C, cg, p->eps, n, &g));
   p->dev.batchstats = PETSC_TRUE;
-  NNCallCUDA(NNCUDANormStats(single, &g, x, p->dev.work, NNNormDeviceScratch(&p->dev, &g), s));
+  if (p->dev.split && kind == NN_CUDA_NORM_GROUP) PetscCall(NNNormDeviceSplitStats(l, &p->dev, &g, single, x, s));
+  else NNCallCUDA(NNCUDANormStats(single, &g, x, p->dev.work, NNNormDeviceScratch(&p->dev, &g), s));
   NNCallCUDA(NNCUDANormForward(single, &g, x, p->dev.work, p->affine ? l->dev.theta : NULL, p->affine ? NNNormDeviceBias(l, p->C) : NULL, y, s));
   PetscCall(PetscLogFlops(8.0 * n * p->C * g.npos));
   PetscFunctionReturn(0);
@@ -202,7 +248,20 @@ PetscErrorCode NNLayerBackwardDevice_Norm(NNLayer l, PetscInt n, const void *x, 
   PetscFunctionBegin;
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(NNNormDeviceGeom(l, &p->dev, kind, p->C, cg, p->eps, n, &g));
-  NNCallCUDA(NNCUDANormBackward(l->dev.prec == NN_PRECISION_SINGLE, &g, 1, x, dy, p->dev.work, p->affine ? l->dev.theta : NULL, NNNormDeviceScratch(&p->dev, &g), p->affine ? l->dev.dtheta : NULL, dx, s));
+  if (p->dev.split) { /* the parameter sums (and group norm's group sums) added over the layer's ranks */
+    int         single = l->dev.prec == NN_PRECISION_SINGLE;
+    const void *w      = p->affine ? l->dev.theta : NULL;
+    if (p->affine) {
+      NNCallCUDA(NNCUDANormSums(single, &g, 1, NN_CUDA_NORM_SUM_GRAD, x, dy, p->dev.work, NULL, NNNormDeviceScratch(&p->dev, &g), p->dev.sums, s));
+      PetscCall(NNNormDeviceAllreduce(l, &p->dev, 2 * (size_t)p->C, s));
+      NNCallCUDA(NNCUDANormAddParamSums(single, (size_t)p->C, p->dev.sums, l->dev.dtheta, s));
+    }
+    if (dx && kind == NN_CUDA_NORM_GROUP) {
+      NNCallCUDA(NNCUDANormSums(single, &g, 0, NN_CUDA_NORM_SUM_GRAD, x, dy, p->dev.work, w, NNNormDeviceScratch(&p->dev, &g), p->dev.sums, s));
+      PetscCall(NNNormDeviceAllreduce(l, &p->dev, 2 * NNCUDANormGroups(&g), s));
+      NNCallCUDA(NNCUDANormBackwardFromSums(single, &g, 1, x, dy, p->dev.work, p->dev.sums, w, dx, s));
+    } else if (dx) NNCallCUDA(NNCUDANormBackward(single, &g, 1, x, dy, p->dev.work, w, NNNormDeviceScratch(&p->dev, &g), NULL, dx, s)); /* layer norm: a pixel's channels are on one rank */
+  } else NNCallCUDA(NNCUDANormBackward(l->dev.prec == NN_PRECISION_SINGLE, &g, 1, x, dy, p->dev.work, p->affine ? l->dev.theta : NULL, NNNormDeviceScratch(&p->dev, &g), p->affine ? l->dev.dtheta : NULL, dx, s));
   PetscCall(PetscLogFlops(((dx ? 10.0 : 0.0) + (p->affine ? 4.0 : 0.0)) * n * p->C * g.npos));
   PetscFunctionReturn(0);
 }

@@ -307,8 +307,9 @@ extern "C" cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *g, i
   return NNNormBackward<double>(*g, batchstats, (const double *)x, (const double *)dy, stat, (const double *)w, work, (double *)dw, (double *)dx, st);
 }
 
-/* the parameter gradients from the channel sums (summed over the ranks): dw[c] += sums[C + c], dw[C + c] += sums[c] */
-template <typename T> __global__ void NNNormAddSumsKernel(size_t C, const double *sums, T *dw)
+/* the parameter gradients from the channel sums (added over the ranks): dw[c] += sums[C + c], dw[C + c] += sums[c] */
+template <typename T>
+__global__ void NNNormAddSumsKernel(size_t C, const double *sums, T *dw)
 {
   for (size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x; c < C; c += (size_t)gridDim.x * blockDim.x) {
     dw[c]     = (T)((double)dw[c] + sums[C + c]);
@@ -316,24 +317,27 @@ template <typename T> __global__ void NNNormAddSumsKernel(size_t C, const double
   }
 }
 
-extern "C" cudaError_t NNCUDANormGradSums(int single, const NNCUDANormGeom *g, const void *x, const void *dy, const double *stat, double *work, double *sums, cudaStream_t st)
+extern "C" cudaError_t NNCUDANormSums(int single, const NNCUDANormGeom *g, int channels, NNCUDANormSumOp op, const void *x, const void *dy, const double *stat, const void *w, double *work, double *sums, cudaStream_t st)
 {
-  double *st_ = (double *)stat; /* read only: NN_NORM_FINISH_SUMS writes sums */
-  if (single) return NNNormReduce<float>(*g, NN_CUDA_NORM_CHANNEL, NN_NORM_GRAD, NN_NORM_FINISH_SUMS, (const float *)x, (const float *)dy, st_, (const float *)NULL, work, sums, (float *)NULL, st);
-  return NNNormReduce<double>(*g, NN_CUDA_NORM_CHANNEL, NN_NORM_GRAD, NN_NORM_FINISH_SUMS, (const double *)x, (const double *)dy, st_, (const double *)NULL, work, sums, (double *)NULL, st);
+  const NNCUDANormKind bk = channels ? NN_CUDA_NORM_CHANNEL : g->kind;
+  const NNNormOp       o  = op == NN_CUDA_NORM_SUM_X ? NN_NORM_SUM : (op == NN_CUDA_NORM_SUM_CENTERED ? NN_NORM_CENTERED : NN_NORM_GRAD);
+  double              *s_ = (double *)stat; /* read only: NN_NORM_FINISH_SUMS writes sums */
+  if (single) return NNNormReduce<float>(*g, bk, o, NN_NORM_FINISH_SUMS, (const float *)x, (const float *)dy, s_, (const float *)w, work, sums, (float *)NULL, st);
+  return NNNormReduce<double>(*g, bk, o, NN_NORM_FINISH_SUMS, (const double *)x, (const double *)dy, s_, (const double *)w, work, sums, (double *)NULL, st);
 }
 
-template <typename T> static cudaError_t NNNormBackwardFromSums(const NNNormG &g, int batchstats, const T *x, const T *dy, const double *stat, const double *sums, const T *w, T *dw, T *dx, cudaStream_t st)
+extern "C" cudaError_t NNCUDANormAddParamSums(int single, size_t C, const double *sums, void *dw, cudaStream_t st)
 {
-  const size_t N   = NNNormEntries(g);
-  cudaError_t  err = cudaSuccess;
-  if (dw && g.C) err = NNCUDALaunch(NNNormAddSumsKernel<T>, NNCUDABlocks(g.C), 256, st, g.C, sums, dw);
-  if (err != cudaSuccess || !dx || !N) return err;
-  return NNCUDALaunch(NNNormBackwardKernel<T>, NNCUDABlocks(N), 256, st, g, batchstats, 0, x, dy, stat, sums, w, dx);
+  if (!C) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNNormAddSumsKernel<float>, NNCUDABlocks(C), 256, st, C, sums, (float *)dw);
+  return NNCUDALaunch(NNNormAddSumsKernel<double>, NNCUDABlocks(C), 256, st, C, sums, (double *)dw);
 }
 
-extern "C" cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *g, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dw, void *dx, cudaStream_t st)
+extern "C" cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *g, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dx, cudaStream_t st)
 {
-  if (single) return NNNormBackwardFromSums<float>(*g, batchstats, (const float *)x, (const float *)dy, stat, sums, (const float *)w, (float *)dw, (float *)dx, st);
-  return NNNormBackwardFromSums<double>(*g, batchstats, (const double *)x, (const double *)dy, stat, sums, (const double *)w, (double *)dw, (double *)dx, st);
+  const size_t N        = NNNormEntries(*g);
+  const int    weighted = g->kind != NN_CUDA_NORM_CHANNEL;
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNNormBackwardKernel<float>, NNCUDABlocks(N), 256, st, *g, batchstats, weighted, (const float *)x, (const float *)dy, stat, sums, (const float *)w, (float *)dx);
+  return NNCUDALaunch(NNNormBackwardKernel<double>, NNCUDABlocks(N), 256, st, *g, batchstats, weighted, (const double *)x, (const double *)dy, stat, sums, (const double *)w, (double *)dx);
 }

@@ -307,6 +307,7 @@ PetscErrorCode NNNormCreateBase(NNLayer l, NNNormKind kind)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_Norm;
   l->ops->backwarddevice = NNLayerBackwardDevice_Norm;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks (sums added over the ranks on the host) */
 #endif
   PetscCall(NNLayerComposeFunctions(l, kind == NN_NORM_GROUP ? 3 : 2, NNNormFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);

@@ -10,9 +10,12 @@
 typedef struct {
   double      *work;       /* device: the statistics of the last forward pass [3][groups] (mean, var, rstd), then scratch */
   size_t       cap;        /* doubles in work */
-  double      *sums;       /* device, in work: batch norm's channel sums [2C] (activations split over ranks) */
+  double      *sums;       /* device, in work: sums added over the ranks (activations split over ranks), 2 max(groups, C) */
+  PetscScalar *hs;         /* host: those sums on their way through MPI_Allreduce, and group statistics */
+  size_t       hcap;       /* entries of hs */
   PetscScalar *h;          /* host [3C]: batch norm's statistics on their way down (training) or up (evaluation) */
   PetscBool    batchstats; /* the last forward pass normalized with the statistics of its input */
+  PetscBool    split;      /* the activation is spatial and split over ranks (set with the geometry) */
 } NNNormDevice;
 
 #if defined(PETNN_HAVE_CUDA)

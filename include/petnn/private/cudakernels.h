@@ -117,11 +117,20 @@ cudaError_t NNCUDANormForward(int single, const NNCUDANormGeom *, const void *x,
    (dx = rstd (w dy - mean_group(w dy) - xhat mean_group(w dy xhat))), else fixed (dx = rstd w dy); dw (NULL: no
    parameters) gets the gradients of w and b ADDED, dw[c] += sum dy xhat, dw[C + c] += sum dy; dx may be NULL */
 cudaError_t NNCUDANormBackward(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const void *w, double *work, void *dw, void *dx, cudaStream_t);
-/* batch norm (groups: the channels) on activations split over ranks, NNCUDANormBackward() in two steps with the sums
-   added over the ranks in between: sums[c] = sum dy, sums[C + c] = sum dy xhat over the rank's entries; then
-   dw[c] += sums[C + c], dw[C + c] += sums[c] (dw may be NULL) and dx (may be NULL) with the groups' size mall */
-cudaError_t NNCUDANormGradSums(int single, const NNCUDANormGeom *, const void *x, const void *dy, const double *stat, double *work, double *sums, cudaStream_t);
-cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dw, void *dx, cudaStream_t);
+/* the passes on spatial activations split over ranks take their sums in steps, added over the ranks in between:
+   NNCUDANormSums() writes a sum pair per bucket, sums[r] and sums[nb + r], of the rank's entries, over the statistic
+   groups or (channels) over the channels: x, 0 (NN_CUDA_NORM_SUM_X); x - mean and its square (_CENTERED); w dy and
+   w dy xhat (_GRAD, w NULL: 1). NNCUDANormAddParamSums() adds channel sums of _GRAD to the parameter gradients,
+   dw[c] += sums[C + c], dw[C + c] += sums[c]; NNCUDANormBackwardFromSums() is dx with the group sums (batch norm: of
+   dy, the other types: of w dy) and groups of mall values */
+typedef enum {
+  NN_CUDA_NORM_SUM_X,
+  NN_CUDA_NORM_SUM_CENTERED,
+  NN_CUDA_NORM_SUM_GRAD
+} NNCUDANormSumOp;
+cudaError_t NNCUDANormSums(int single, const NNCUDANormGeom *, int channels, NNCUDANormSumOp, const void *x, const void *dy, const double *stat, const void *w, double *work, double *sums, cudaStream_t);
+cudaError_t NNCUDANormAddParamSums(int single, size_t C, const double *sums, void *dw, cudaStream_t);
+cudaError_t NNCUDANormBackwardFromSums(int single, const NNCUDANormGeom *, int batchstats, const void *x, const void *dy, const double *stat, const double *sums, const void *w, void *dx, cudaStream_t);
 /* im2col and col2im for the convolutions' GEMM passes on the spatial layout (layers/conv/conv_kernels.cu). The image:
    grid N, of which the array holds the box [gs, gs + gm) (one rank: gs 0, gm N; split over ranks: the ghosted box),
    nb batch slots of C channels per pixel; the column matrix: a row per (pixel of the box [os, os + No) of the column
