@@ -70,6 +70,10 @@ static const Case cases[] = {
   {"global_avgpool 3d, batch 4 of 6", "-nn_layers sp,g,fc -sp_type to_spatial -g_type global_avgpool -fc_type dense -fc_units 3 -nn_input_shape 2,3,4,3 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
   {"upsample nearest 2d",  "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_scale 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"upsample nearest 3d scale 3", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_scale 3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,2,3,2 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"upsample bilinear 2d", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_mode bilinear -u_scale 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"upsample bilinear 2d scale 3 align_corners, one row", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_mode bilinear -u_scale 3 -u_align_corners -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,1,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"upsample trilinear 3d scale 3", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_mode trilinear -u_scale 3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,2,3,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"upsample trilinear 3d align_corners, batch 4 of 6", "-nn_layers sp,u,fl,fc -sp_type to_spatial -u_type upsample -u_mode trilinear -u_scale 2 -u_align_corners -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,3,2,3 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
   {"residual (dense, tanh, dense)", "-nn_layers fc0,res,fc -fc0_type dense -fc0_units 6 -res_type residual -res_layers fa,ta,fb -fa_type dense -fa_units 8 -ta_type tanh -fb_type dense -fb_units 6 -fc_type dense -fc_units 3 -nn_input_shape 5 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, 0},
   {"residual on a spatial state (avgpool2d 3x3 same, tanh)", "-nn_layers sp,res,fl,fc -sp_type to_spatial -res_type residual -res_layers pa,ta -pa_type avgpool2d -pa_kernel 3 -pa_stride 1 -pa_padding 1 -ta_type tanh -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
   {"residual on a spatial state (avgpool2d 3x3 same, tanh), batch 4 of 6", "-nn_layers sp,res,fl,fc -sp_type to_spatial -res_type residual -res_layers pa,ta -pa_type avgpool2d -pa_kernel 3 -pa_stride 1 -pa_padding 1 -ta_type tanh -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
@@ -362,8 +366,9 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNView() names the device: PASSED\n"));
   PetscCall(NNDestroy(&net));
 
-  PetscCall(NNTestInsertPrefixed("e_", "-nn_layers sp,up -sp_type to_spatial -up_type upsample -up_mode bilinear -nn_input_shape 1,2,2"));
-  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "a bilinear upsample layer", "layer up (type upsample) has no device passes", &msg));
+  /* an ODE block with an implicit integrator (implicit schemes have no device passes) */
+  PetscCall(NNTestInsertPrefixed("e_", "-nn_layers blk -blk_type ode -blk_layers fa -fa_type dense -fa_units 3 -blk_ts_type beuler -nn_input_shape 3"));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "an ODE block with an implicit integrator", "layer blk (type ode) has no device passes", &msg));
   PetscCall(PetscStrstr(msg, "dense, flatten", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));

@@ -115,11 +115,12 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
   PetscFunctionReturn(0);
 }
 
-/* a layer type without device passes for split activations (conv_transpose2d), and conv2d through cuDNN, are refused at
-   set-up, named */
+/* layer types without device passes for split activations (conv_transpose2d, bilinear upsample), and conv2d through
+   cuDNN, are refused at set-up, named */
 static PetscErrorCode CheckRefusal(void)
 {
   const char *opts  = "-nn_layers sp,ct,fl -sp_type to_spatial -ct_type conv_transpose2d -ct_filters 2 -ct_kernel 2 -ct_stride 2 -fl_type spatial_flatten -nn_input_shape 2,6,6";
+  const char *uopts = "-nn_layers sp,up,fl -sp_type to_spatial -up_type upsample -up_mode bilinear -fl_type spatial_flatten -nn_input_shape 2,6,6";
   const char *copts = "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv2d -c_filters 2 -c_kernel 3 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 2,6,6";
   char       *msg, *found;
 
@@ -128,6 +129,11 @@ static PetscErrorCode CheckRefusal(void)
   PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "conv_transpose2d on split spatial activations", "layer ct (type conv_transpose2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "conv_transpose2d on split spatial activations is refused with a message naming it: PASSED\n"));
   PetscCall(NNTestClearPrefixed("e_", opts));
+  /* bilinear upsampling runs on one rank */
+  PetscCall(NNTestInsertPrefixed("e_", uopts));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "bilinear upsample on split spatial activations", "layer up (type upsample) has no device passes for spatial (DMDA) activations split over ranks", &msg));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bilinear upsample on split spatial activations is refused with a message naming it: PASSED\n"));
+  PetscCall(NNTestClearPrefixed("e_", uopts));
   /* cuDNN's conv2d runs on one rank */
   PetscCall(NNTestInsertPrefixed("e_", copts));
   PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e_", NN_DEVICE_CUDA, "conv2d through cuDNN on split spatial activations", "layer c (type conv2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));

@@ -39,10 +39,6 @@ static PetscErrorCode NNLayerSetUp_Upsample(NNLayer l)
     PetscCheck(l->inshape.dim[a] <= PETSC_MAX_INT / d->scale, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " makes the output extent overflow", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
     l->outshape.dim[a] = l->inshape.dim[a] * d->scale;
   }
-#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: the nearest mode (layers/spatial/upsample_cuda.c) */
-  l->ops->forwarddevice  = d->mode == NN_UPSAMPLE_NEAREST ? NNLayerForwardDevice_Upsample : NULL;
-  l->ops->backwarddevice = d->mode == NN_UPSAMPLE_NEAREST ? NNLayerBackwardDevice_Upsample : NULL;
-#endif
   PetscFunctionReturn(0);
 }
 
@@ -300,6 +296,10 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer l)
   l->ops->view            = NNLayerView_Upsample;
   l->ops->reset           = NNLayerReset_Upsample;
   l->ops->destroy         = NNLayerDestroy_Upsample;
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: both modes, on one rank (layers/spatial/upsample_cuda.c) */
+  l->ops->forwarddevice  = NNLayerForwardDevice_Upsample;
+  l->ops->backwarddevice = NNLayerBackwardDevice_Upsample;
+#endif
   PetscCall(NNLayerComposeFunctions(l, PETSC_STATIC_ARRAY_LENGTH(NNUpsampleFunctions), NNUpsampleFunctions, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

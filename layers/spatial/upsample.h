@@ -13,6 +13,10 @@ typedef struct {
   PetscInt     *i0[3], *i1[3];
   PetscReal    *w0[3], *w1[3];
   PetscInt      om[3], gm[3]; /* owned output extents, ghosted input extents (2-d: z is 1) */
+  /* the device passes' copies of these tables (upsample_cuda.c), made by the first device pass after set-up */
+  int        *didx; /* device: indices of the tables and of their transposes */
+  void       *dw;   /* device: the weights, in the precision dprec */
+  NNPrecision dprec;
 } NNUpsampleLinear;
 
 PETSC_INTERN PetscErrorCode NNUpsampleLinearSetUp(NNLayer, DM, PetscInt, PetscBool, NNUpsampleLinear *);
@@ -20,7 +24,7 @@ PETSC_INTERN PetscErrorCode NNUpsampleLinearReset(NNUpsampleLinear *);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearForward(NNLayer, NNUpsampleLinear *, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearBackward(NNLayer, NNUpsampleLinear *, Vec, Vec);
 
-/* the layer's data (upsample.c; the device passes of the nearest mode read it in upsample_cuda.c) */
+/* the layer's data (upsample.c; the device passes read it in upsample_cuda.c) */
 typedef enum {
   NN_UPSAMPLE_NEAREST,
   NN_UPSAMPLE_LINEAR

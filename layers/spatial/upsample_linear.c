@@ -19,6 +19,8 @@ PetscErrorCode NNUpsampleLinearReset(NNUpsampleLinear *u)
   PetscFunctionBegin;
   PetscCall(NNSpatialHaloReset(&u->h));
   for (PetscInt a = 0; a < 3; a++) PetscCall(PetscFree4(u->i0[a], u->i1[a], u->w0[a], u->w1[a]));
+  PetscCall(NNDeviceFree((void **)&u->didx));
+  PetscCall(NNDeviceFree(&u->dw));
   PetscFunctionReturn(0);
 }
 

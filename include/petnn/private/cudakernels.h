@@ -87,6 +87,17 @@ typedef struct {
   size_t D;
 } NNCUDAUpsampleGeom;
 cudaError_t NNCUDAUpsampleNearest(int single, int forward, const NNCUDAUpsampleGeom *, const void *in, void *out, cudaStream_t);
+/* bilinear / trilinear upsampling (same file) of an input grid im to the output grid om (x, y, z; z 1 in 2-d) with nc
+   corners (4 in 2-d, 8 in 3-d), D entries per pixel, on the spatial layout of one rank. The per-axis tables share one
+   index space in the index array idx and the weight array w (in the pass's precision). Forward (in = x, out = y):
+   output q along axis a reads inputs idx[f[a] + 2q], idx[f[a] + 2q + 1] with weights w[f[a] + 2q], w[f[a] + 2q + 1].
+   Backward (in = dy, out = dx), the transposed tables in CSR form: input p along axis a receives from the outputs
+   idx[k] with weights w[k] for k in [idx[r[a] + p], idx[r[a] + p + 1]). */
+typedef struct {
+  int    im[3], om[3], nc, f[3], r[3];
+  size_t D;
+} NNCUDAUpsampleLinearGeom;
+cudaError_t NNCUDAUpsampleLinear(int single, int forward, const NNCUDAUpsampleLinearGeom *, const int *idx, const void *w, const void *in, void *out, cudaStream_t);
 /* the normalization layers (layers/norm/norm_kernels.cu): statistics (mean, biased variance, 1/sqrt(var + eps)) of
    groups of entries, the normalization with them and its adjoint. The activation is sequential, [s][c][q] (n samples of
    C channels of npos positions), or spatial (the DMDA layout of one rank), [q][slot][c] with D = nb*C entries per pixel,
