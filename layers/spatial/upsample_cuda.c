@@ -4,22 +4,29 @@
    true): the per-axis interpolation tables of the CPU (NNUpsampleLinear, upsample_linear.c) are copied to the device
    with their transposes in CSR form (for each input index, the outputs that read it and their weights), so the backward
    pass gathers instead of scattering. They are built at the first device pass after set-up (NNUpsampleLinearSetUp()
-   frees them) or a change of precision. Spatial activations split over ranks are refused by NNSetUp() (the layer does
-   not set l->dev.split).
+   frees them) or a change of precision. The nearest mode also runs on spatial activations split over ranks (each rank
+   upsamples its own box); the linear modes are refused there by NNSetUp() (their l->dev.split is not set).
 */
 #include "upsample.h"
 #include <petnn/private/cudaimpl.h>
 
-static void NNUpsampleDeviceGeom(NNLayer l, NNCUDAUpsampleGeom *g)
+/* the nearest mode's geometry: the rank's input box (the whole grid on one rank); split over ranks the output DMDA owns
+   that box times the scale (NNLayerCreateOutputVec_Upsample()), so no pixel of another rank is read */
+static PetscErrorCode NNUpsampleDeviceGeom(NNLayer l, NNCUDAUpsampleGeom *g)
 {
   NNLayer_Upsample *d  = (NNLayer_Upsample *)l->data;
-  PetscInt          nd = l->inshape.ndim - 1; /* (C,H,W) or (C,D,H,W); the DMDA's x is W */
+  PetscInt          nd = l->inshape.ndim - 1, m[3]; /* (C,H,W) or (C,D,H,W); the DMDA's x is W */
+  DM                dain;
 
+  PetscFunctionBegin;
+  PetscCall(NNSpatialGetInputDA(l, &dain));
+  PetscCall(DMDAGetCorners(dain, NULL, NULL, NULL, &m[0], &m[1], &m[2]));
   for (PetscInt a = 0; a < 3; a++) {
-    g->im[a] = a < nd ? (int)l->inshape.dim[nd - a] : 1;
+    g->im[a] = a < nd ? (int)m[a] : 1;
     g->s[a]  = a < nd ? (int)d->scale : 1;
   }
   g->D = (size_t)l->nbatch * (size_t)l->inshape.dim[0];
+  PetscFunctionReturn(0);
 }
 
 /* the geometry of the linear mode's kernels and, when missing or in another precision, the device tables (the layout
@@ -124,7 +131,7 @@ PetscErrorCode NNLayerForwardDevice_Upsample(NNLayer l, PetscInt n PETSC_UNUSED,
     PetscCall(PetscLogFlops(2.0 * g.nc * g.D * g.om[0] * g.om[1] * g.om[2]));
   } else {
     NNCUDAUpsampleGeom g;
-    NNUpsampleDeviceGeom(l, &g);
+    PetscCall(NNUpsampleDeviceGeom(l, &g));
     NNCallCUDA(NNCUDAUpsampleNearest(single, 1, &g, x, y, s));
   }
   PetscFunctionReturn(0);
@@ -146,7 +153,7 @@ PetscErrorCode NNLayerBackwardDevice_Upsample(NNLayer l, PetscInt n PETSC_UNUSED
     PetscCall(PetscLogFlops(2.0 * g.nc * g.D * g.om[0] * g.om[1] * g.om[2]));
   } else {
     NNCUDAUpsampleGeom g;
-    NNUpsampleDeviceGeom(l, &g);
+    PetscCall(NNUpsampleDeviceGeom(l, &g));
     NNCallCUDA(NNCUDAUpsampleNearest(single, 0, &g, dy, dx, s));
     PetscCall(PetscLogFlops((PetscLogDouble)g.im[0] * g.im[1] * g.im[2] * g.D * g.s[0] * g.s[1] * g.s[2]));
   }
