@@ -113,6 +113,10 @@ static PetscErrorCode NNLayerCreateOutputVec_Residual(NNLayer l, Vec *y)
   PetscCall(NNLayerGetInputDM(l, &dm));
   PetscCall(NNResidualCreateVecs(l, dm));
   PetscCall(NNLayerContainerCreateOutputVec(l, dm, y));
+#if defined(PETNN_HAVE_CUDA) /* on split spatial activations when every child runs there (known once their Vecs are made) */
+  l->dev.split = PETSC_TRUE;
+  for (PetscInt c = 0; c < l->nchildren; c++) l->dev.split = (PetscBool)(l->dev.split && l->children[c]->dev.split);
+#endif
   PetscFunctionReturn(0);
 }
 
