@@ -116,6 +116,9 @@ static PetscErrorCode NNLayerReset_SpectralConv(NNLayer l)
   if (d->unitin != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitin));
   if (d->unitout != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitout));
   PetscCall(PetscFree(d->grad));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNSpectralConvResetDevice(l));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -315,6 +318,10 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
 #if defined(PETNN_HAVE_FFTW)
   l->ops->forwardvec  = NNLayerForwardVec_SpectralConv;
   l->ops->backwardvec = NNLayerBackwardVec_SpectralConv;
+#endif
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda on one rank (layers/spectral/spectralconv_cuda.c) */
+  l->ops->forwarddevice  = NNLayerForwardDevice_SpectralConv;
+  l->ops->backwarddevice = NNLayerBackwardDevice_SpectralConv;
 #endif
   l->ops->createoutputvec = NNLayerCreateOutputVec_SpectralConv;
   l->ops->setfromoptions  = NNLayerSetFromOptions_SpectralConv;
