@@ -362,7 +362,9 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
    makes one global transpose) and moved back; the parameter gradients are summed over the ranks.
    -log_view shows NNSpectralFFT (the transforms) and NNSpectralRepart (the repartition); -nn_view
    shows the modes, channels, FFT grid and the slab rows of each rank. Needs PetNN built with FFTW
-   (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP.
+   (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP. On a GPU (-nn_device cuda) the layer
+   runs on one rank (activations split over ranks are refused at set-up) and computes only the kept
+   modes, as truncated DFTs (layers/spectral/spectralconv_cuda.c), in double or single precision.
 
    Level: intermediate
 
