@@ -193,7 +193,7 @@ static PetscErrorCode NNSpectralCUDASynthesize(NNSpectralPass *p, size_t C, cons
   PetscFunctionReturn(0);
 }
 
-/* the parameters: the weights of the corners first (their base is the layer's slice), then w.weight and w.bias */
+/* a parameter tensor of the layer (weights1..4, then w.weight and w.bias) in its slice of the device parameters or gradient */
 #define NNSpectralParam(l, base, k, es) ((char *)(base) + (size_t)(l)->tensors[k].offset * (es))
 
 PetscErrorCode NNLayerForwardDevice_SpectralConv(NNLayer l, PetscInt n, const void *x, void *y)
@@ -213,7 +213,7 @@ PetscErrorCode NNLayerForwardDevice_SpectralConv(NNLayer l, PetscInt n, const vo
     PetscCall(PetscLogFlops((PetscLogDouble)p.P * n * p.g.Cout));
   }
   PetscCall(NNSpectralCUDAAnalyze(&p, p.g.Cin, x, p.w->xs));
-  NNCallCUDA(NNCUDASpectralModes(p.single, 0, &p.g, l->dev.theta, p.w->xs, p.w->zs, p.s));
+  NNCallCUDA(NNCUDASpectralModes(p.single, 0, &p.g, NNSpectralParam(l, l->dev.theta, 0, es), p.w->xs, p.w->zs, p.s));
   PetscCall(PetscLogFlops(8.0 * p.KR * p.mL * n * p.g.Cin * p.g.Cout));
   PetscCall(NNSpectralCUDASynthesize(&p, p.g.Cout, p.w->zs, d->linear, y));
   PetscFunctionReturn(0);
@@ -236,7 +236,7 @@ PetscErrorCode NNLayerBackwardDevice_SpectralConv(NNLayer l, PetscInt n, const v
   /* X = R2C(x) again (another pass may have used the workspace since this batch's forward pass), G = R2C(dy) */
   PetscCall(NNSpectralCUDAAnalyze(&p, p.g.Cin, x, p.w->xs));
   PetscCall(NNSpectralCUDAAnalyze(&p, p.g.Cout, dy, p.w->gs));
-  NNCallCUDA(NNCUDASpectralWeightGradient(p.single, &p.g, p.w->xs, p.w->gs, l->dev.dtheta, p.s));
+  NNCallCUDA(NNCUDASpectralWeightGradient(p.single, &p.g, p.w->xs, p.w->gs, NNSpectralParam(l, l->dev.dtheta, 0, es), p.s));
   PetscCall(PetscLogFlops(8.0 * p.KR * p.mL * n * p.g.Cin * p.g.Cout));
   if (d->linear) {
     char       *dWl = NNSpectralParam(l, l->dev.dtheta, nq, es), *db = NNSpectralParam(l, l->dev.dtheta, nq + 1, es);
@@ -253,7 +253,7 @@ PetscErrorCode NNLayerBackwardDevice_SpectralConv(NNLayer l, PetscInt n, const v
   }
   if (!dx) PetscFunctionReturn(0);
   if (d->linear) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, Cin, M, Cout, 1.0, NNSpectralParam(l, l->dev.theta, nq, es), Cin, dy, Cout, 0.0, dx, Cin));
-  NNCallCUDA(NNCUDASpectralModes(p.single, 1, &p.g, l->dev.theta, p.w->gs, p.w->zs, p.s));
+  NNCallCUDA(NNCUDASpectralModes(p.single, 1, &p.g, NNSpectralParam(l, l->dev.theta, 0, es), p.w->gs, p.w->zs, p.s));
   PetscCall(PetscLogFlops(8.0 * p.KR * p.mL * n * p.g.Cin * p.g.Cout));
   PetscCall(NNSpectralCUDASynthesize(&p, p.g.Cin, p.w->zs, d->linear, dx));
   PetscFunctionReturn(0);
