@@ -11,7 +11,9 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -tol_single <1e-5>   cuda vs cpu in single precision\n"
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
-                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n\n"
+                     "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n"
+                     "  -spectral            run the spectral_conv cases (PetNN built with FFTW) instead of the others; on several\n"
+                     "                       ranks also check that spectral_conv2d on activations split over them is refused\n\n"
                      "A case's options may give the network a spatial input: -test_input_dm C,H,W (a DMDA on the case's\n"
                      "communicator, NNSetInputDM()).\n"
                      "Graph networks in single precision on the device are compared with the CPU in double (the CPU has no\n"
@@ -115,6 +117,20 @@ static const Case cases[] = {
   {"group_norm spatial",   "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 4,8,8 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
   {"group_norm spatial without affine, batch 4 of 6", "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 3 -gn_affine 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 6,3,4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 4},
   {"instance_norm spatial, affine", "-nn_layers sp,in,fl,fc -sp_type to_spatial -in_type instance_norm -in_affine 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,4,4 -nn_loss mse -test_perturb 0.5", PETSC_FALSE, PETSC_TRUE, 0},
+};
+
+/* the spectral_conv layers (their CPU passes need PetNN built with FFTW: run with -spectral, in the test blocks that
+   require petnn_fftw): odd and even grids, the Nyquist column (m_last = W/2+1 with even W), with and without the
+   pointwise path, partial batches, a spatial output and a small FNO */
+static const Case spectral_cases[] = {
+  {"spectral_conv2d 7x8 modes 3,5 (the Nyquist column)", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv2d -s_filters 3 -s_modes 3,5 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spectral_conv2d 6x5 modes 2,2 no linear", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv2d -s_filters 3 -s_modes 2,2 -s_linear 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,6,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spectral_conv2d 9x10 modes 4,3, batch 4 of 6", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv2d -s_filters 2 -s_modes 4,3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,9,10 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
+  {"spectral_conv2d 5x7 modes 2,4 no linear (spatial output), batch 4 of 6", "-nn_layers sp,s -sp_type to_spatial -s_type spectral_conv2d -s_filters 2 -s_modes 2,4 -s_linear 0 -nn_input_shape 2,5,7 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 4},
+  {"fno 2-d (lift, 2 x [spectral_conv2d, gelu], projection; spatial output)", "-nn_layers sp,lift,s1,a1,s2,a2,proj -sp_type to_spatial -lift_type conv2d -lift_filters 4 -lift_kernel 1 -s1_type spectral_conv2d -s1_filters 4 -s1_modes 3,4 -a1_type gelu -s2_type spectral_conv2d -s2_filters 4 -s2_modes 3,4 -a2_type gelu -proj_type conv2d -proj_filters 1 -proj_kernel 1 -nn_input_shape 1,8,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spectral_conv3d 5x4x6 modes 2,2,4 (the Nyquist column)", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv3d -s_filters 2 -s_modes 2,2,4 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"spectral_conv3d 4x5x5 modes 1,2,2 no linear, batch 3 of 6", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv3d -s_filters 3 -s_modes 1,2,2 -s_linear 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,5,5 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 3},
+  {"spectral_conv3d 6x5x7 modes 3,2,3", "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv3d -s_filters 2 -s_modes 3,2,3 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,6,5,7 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
 };
 
 static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
@@ -397,10 +413,25 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscFunctionReturn(0);
 }
 
+/* on several ranks: spectral_conv2d on spatial activations split over them has no device passes, and NNSetUp() says so */
+static PetscErrorCode CheckSpectralSplit(void)
+{
+  PetscMPIInt size;
+  char       *msg = NULL;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size == 1) PetscFunctionReturn(0);
+  PetscCall(NNTestInsertPrefixed("es_", "-nn_layers sp,s,fl -sp_type to_spatial -s_type spectral_conv2d -s_filters 2 -s_modes 2,2 -fl_type spatial_flatten -nn_input_shape 1,6,6 -nn_loss mse"));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "es_", NN_DEVICE_CUDA, "spectral_conv2d on split activations", "layer s (type spectral_conv2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "spectral_conv2d on activations split over the ranks is refused with a message naming it: PASSED\n"));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Ctx       ctx;
-  PetscBool avail, cpu = PETSC_FALSE;
+  PetscBool avail, cpu = PETSC_FALSE, spectral = PETSC_FALSE;
   char      why[512];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -415,6 +446,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &ctx.print_errors, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-cpu_vs_cpu", &cpu, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-spectral", &spectral, NULL));
   ctx.dev = cpu ? NN_DEVICE_CPU : NN_DEVICE_CUDA;
   PetscCall(NNDeviceIsAvailable(ctx.dev, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
@@ -425,8 +457,13 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &ctx.rand));
   PetscCall(PetscRandomSetSeed(ctx.rand, 17));
   PetscCall(PetscRandomSeed(ctx.rand));
-  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
-  if (!ctx.only[0] && !cpu) {
+  if (spectral) {
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(spectral_cases); k++) PetscCall(RunCase(&ctx, k, &spectral_cases[k]));
+    if (!ctx.only[0] && !cpu) PetscCall(CheckSpectralSplit());
+  } else {
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
+  }
+  if (!ctx.only[0] && !cpu && !spectral) {
     PetscCall(TrainSteps(&ctx, NN_PRECISION_DOUBLE));
     PetscCall(TrainSteps(&ctx, NN_PRECISION_SINGLE));
     PetscCall(CheckViewAndErrors());
@@ -466,5 +503,38 @@ int main(int argc, char **argv)
       suffix: cpu
       args: -cpu_vs_cpu
       output_file: output/cuda_layers_cpu.out
+
+   # the spectral_conv layers: their CPU passes need FFTW
+   test:
+      requires: cuda petnn_fftw
+      suffix: spectral
+      args: -spectral
+      output_file: output/cuda_layers_spectral.out
+
+   test:
+      requires: cuda petnn_fftw
+      suffix: spectral_2
+      nsize: 2
+      args: -spectral
+      output_file: output/cuda_layers_spectral_2.out
+
+   test:
+      requires: cuda_emulation petnn_fftw
+      suffix: emulation_spectral
+      args: -spectral
+      output_file: output/cuda_layers_spectral.out
+
+   test:
+      requires: cuda_emulation petnn_fftw
+      suffix: emulation_spectral_2
+      nsize: 2
+      args: -spectral
+      output_file: output/cuda_layers_spectral_2.out
+
+   test:
+      requires: petnn_fftw
+      suffix: cpu_spectral
+      args: -cpu_vs_cpu -spectral
+      output_file: output/cuda_layers_spectral_cpu.out
 
 TEST*/

@@ -116,6 +116,9 @@ static PetscErrorCode NNLayerReset_SpectralConv(NNLayer l)
   if (d->unitin != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitin));
   if (d->unitout != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitout));
   PetscCall(PetscFree(d->grad));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNSpectralConvResetDevice(l));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -316,6 +319,10 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
   l->ops->forwardvec  = NNLayerForwardVec_SpectralConv;
   l->ops->backwardvec = NNLayerBackwardVec_SpectralConv;
 #endif
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda on one rank (layers/spectral/spectralconv_cuda.c) */
+  l->ops->forwarddevice  = NNLayerForwardDevice_SpectralConv;
+  l->ops->backwarddevice = NNLayerBackwardDevice_SpectralConv;
+#endif
   l->ops->createoutputvec = NNLayerCreateOutputVec_SpectralConv;
   l->ops->setfromoptions  = NNLayerSetFromOptions_SpectralConv;
   l->ops->view            = NNLayerView_SpectralConv;
@@ -355,7 +362,9 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
    makes one global transpose) and moved back; the parameter gradients are summed over the ranks.
    -log_view shows NNSpectralFFT (the transforms) and NNSpectralRepart (the repartition); -nn_view
    shows the modes, channels, FFT grid and the slab rows of each rank. Needs PetNN built with FFTW
-   (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP.
+   (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP. On a GPU (-nn_device cuda) the layer
+   runs on one rank (activations split over ranks are refused at set-up) and computes only the kept
+   modes, as truncated DFTs (layers/spectral/spectralconv_cuda.c), in double or single precision.
 
    Level: intermediate
 

@@ -2,7 +2,8 @@
    Private to the Fourier neural operator layers spectral_conv2d / spectral_conv3d:
    layers/spectral/spectralconv.c (the layer types: set-up, passes), spectralconvopts.c (options, view,
    setters), spectralconv_fft.c (FFTW MPI plans and the mode products), spectralconv_repartition.c (the
-   DMDA block <-> FFTW slab repartition).
+   DMDA block <-> FFTW slab repartition), spectralconv_cuda.c and spectralconv_kernels.cu (the device passes,
+   -nn_device cuda, on one rank: truncated DFTs of the kept modes instead of FFTs, no FFT library).
 
    Axes: a sample is (C,H,W) or (C,D,H,W); the DMDA's x is W, y is H, z is D. The FFT runs on the
    row-major grid n[] = (H,W) or (D,H,W) (W last, as torch.fft.rfftn's last axis), FFTW MPI slabs split
@@ -33,7 +34,8 @@ PETSC_EXTERN PetscErrorCode NNFFTRepartitionForward(NNFFTRepartition *, MPI_Data
 PETSC_EXTERN PetscErrorCode NNFFTRepartitionAdjoint(NNFFTRepartition *, MPI_Datatype, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscLogEvent NN_SpectralFFT, NN_SpectralRepartition;
 
-typedef struct _n_NNSpectralFFT *NNSpectralFFT; /* plans and buffers (spectralconv_fft.c) */
+typedef struct _n_NNSpectralFFT *NNSpectralFFT;   /* plans and buffers (spectralconv_fft.c) */
+typedef struct _n_NNSpectralCUDA *NNSpectralCUDA; /* the device passes' workspace (spectralconv_cuda.c) */
 
 /* the spectral path's geometry: what the mode products need */
 typedef struct {
@@ -59,6 +61,7 @@ typedef struct {
   MPI_Datatype     unitin, unitout; /* runs of nbatch*C_in and nbatch*C_out values */
   NNSpectralFFT    fft;
   PetscScalar     *grad;      /* the layer's parameter gradient, summed over the ranks */
+  NNSpectralCUDA   dev;       /* -nn_device cuda: twiddles, work arrays, kept spectra on the device (NULL until a pass) */
 } NNLayer_SpectralConv;
 
 
@@ -77,3 +80,10 @@ enum { NN_FFT_R2C_IN, NN_FFT_C2R_OUT, NN_FFT_R2C_OUT, NN_FFT_C2R_IN };
 PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_SpectralConv(NNLayer, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNLayerView_SpectralConv(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNSpectralConvComposeFunctions(NNLayer, PetscBool);
+
+#if defined(PETNN_HAVE_CUDA)
+/* spectralconv_cuda.c: the device passes (one rank; truncated DFTs of the kept modes instead of FFTs) */
+PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpectralConv(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpectralConv(NNLayer, PetscInt, const void *, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNSpectralConvResetDevice(NNLayer);
+#endif

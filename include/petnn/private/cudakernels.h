@@ -98,6 +98,27 @@ typedef struct {
   size_t D;
 } NNCUDAUpsampleLinearGeom;
 cudaError_t NNCUDAUpsampleLinear(int single, int forward, const NNCUDAUpsampleLinearGeom *, const int *idx, const void *w, const void *in, void *out, cudaStream_t);
+/* the spectral_conv layers' truncated DFTs and mode products (layers/spectral/spectralconv_kernels.cu) on the spatial
+   layout of one rank, [rows][L][K] real (L the last FFT axis, W; rows H or D x H; K = nb*C per pixel), and on kept
+   spectra [kr][kw][slot][channel] of complex (re, im) pairs (kr: the corner rows, 2 m0 or 2 m0 x 2 m1; kw < m_last).
+   tw: the axis' table cos(2 pi t/n) for t < n, then sin(2 pi t/n). Grid n and modes m slowest first (PyTorch order) */
+typedef struct {
+  int    nd, n[3], m[3];
+  size_t nb, ns, Cin, Cout; /* batch slots, the pass's slots, channels */
+} NNCUDASpectralGeom;
+/* out[r][kw][k] = sum_l x[r][l][k] e^{-2 pi i kw l/L} for kw < mL (R rows, K values per pixel) */
+cudaError_t NNCUDASpectralR2C(int single, size_t R, int L, int mL, size_t K, const void *tw, const void *x, void *out, cudaStream_t);
+/* FFTW's c2r of the columns kw < mL: y[r][l][k] = (add ? y : 0) + sum_kw c_kw Re(in[r][kw][k] e^{2 pi i kw l/L}), c = 1
+   on the column 0 and the Nyquist column L/2, 2 on the others, for the slots k/C < n of K = nb*C; zero in the others */
+cudaError_t NNCUDASpectralC2R(int single, int add, size_t R, int L, int mL, size_t nb, size_t n, size_t C, const void *tw, const void *in, void *y, cudaStream_t);
+/* complex partial DFT along the middle axis (length n) of [P][n][Q]: forward to the corners [P][2m][Q] (e^{-i}, kept
+   frequencies j < m and n - 2m + j), inverse (e^{+i}) from the corners back to [P][n][Q] */
+cudaError_t NNCUDASpectralDFT(int single, int inverse, size_t P, int n, int m, size_t Q, const void *tw, const void *in, void *out, cudaStream_t);
+/* mode products with the weights W [corner][Cin][Cout][modes][2]: forward out = (1/N) in W (Cin -> Cout channels),
+   adjoint out = (1/N) in conj(W) (Cout -> Cin); slots s >= ns are zero */
+cudaError_t NNCUDASpectralModes(int single, int adjoint, const NNCUDASpectralGeom *, const void *W, const void *in, void *out, cudaStream_t);
+/* dW += (c/N) sum_{s < ns} G conj(X) on the kept spectra X (Cin) and G (Cout), summed in double */
+cudaError_t NNCUDASpectralWeightGradient(int single, const NNCUDASpectralGeom *, const void *X, const void *G, void *dW, cudaStream_t);
 /* the normalization layers (layers/norm/norm_kernels.cu): statistics (mean, biased variance, 1/sqrt(var + eps)) of
    groups of entries, the normalization with them and its adjoint. The activation is sequential, [s][c][q] (n samples of
    C channels of npos positions), or spatial (the DMDA layout of one rank), [q][slot][c] with D = nb*C entries per pixel,
