@@ -24,7 +24,7 @@ typedef struct {
 /* the layers with device passes on split activations: conv2d (GEMM passes) with padding, stride, groups, periodic
    padding and without bias, conv3d, max and average pooling (2-d and 3-d) with and without overlapping windows,
    pointwise activations, dropout, batch norm (training: statistics and sums over the ranks), group, instance and layer
-   norm, nearest upsampling, residual blocks of these */
+   norm, global average pooling, nearest upsampling, residual blocks of these */
 static const Case cases[] = {
   {"cnn",                                             "-nn_layers sp,c1,r1,p1,c2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 6 -c1_kernel 3 -c1_padding 1 -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 8 -c2_kernel 5 -c2_padding 2 -fl_type spatial_flatten -fc_type dense -fc_units 7 -nn_input_shape 2,12,18 -nn_loss cross_entropy",                                                          0},
   {"conv stride 2, avgpool 3 stride 1",               "-nn_layers sp,c1,a1,p1,c2,a2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 4 -c1_kernel 3 -c1_stride 2 -c1_padding 1 -a1_type tanh -p1_type avgpool2d -p1_kernel 3 -p1_stride 1 -p1_padding 1 -c2_type conv2d -c2_filters 4 -c2_kernel 3 -c2_groups 2 -c2_bias 0 -a2_type gelu -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,11,13 -nn_loss mse", 0},
@@ -33,6 +33,7 @@ static const Case cases[] = {
   {"group_norm, instance_norm, layer_norm",           "-nn_layers sp,c1,gn,a1,in,ln,c2,fl,fc -sp_type to_spatial -c1_type conv2d -c1_filters 4 -c1_kernel 3 -c1_padding 1 -gn_type group_norm -gn_groups 2 -a1_type tanh -in_type instance_norm -in_affine -ln_type layer_norm -c2_type conv2d -c2_filters 3 -c2_kernel 3 -c2_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,10 -nn_loss mse", 0},
   {"upsample nearest 2, conv",                        "-nn_layers sp,u,c1,fl,fc -sp_type to_spatial -u_type upsample -u_scale 2 -c1_type conv2d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,7 -nn_loss mse", 0},
   {"residual (conv, batchnorm2d, relu, conv)",         "-nn_layers sp,c0,res,fl,fc -sp_type to_spatial -c0_type conv2d -c0_filters 3 -c0_kernel 3 -c0_padding 1 -res_type residual -res_layers ca,ba,ra,cb -ca_type conv2d -ca_filters 4 -ca_kernel 3 -ca_padding 1 -ca_bias 0 -ba_type batchnorm2d -ra_type relu -cb_type conv2d -cb_filters 3 -cb_kernel 3 -cb_padding 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,8,9 -nn_loss mse", 0},
+  {"global_avgpool",                                  "-nn_layers sp,c1,a1,gp,fc -sp_type to_spatial -c1_type conv2d -c1_filters 4 -c1_kernel 3 -c1_padding 1 -a1_type tanh -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_input_shape 2,7,9 -nn_loss mse", 0},
   {"conv3d, avgpool3d",                               "-nn_layers sp,c1,a1,p1,fl,fc -sp_type to_spatial -c1_type conv3d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -a1_type leaky_relu -a1_slope 0.1 -p1_type avgpool3d -p1_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,6,10 -nn_loss mse",                                                                                                           0},
 };
 
@@ -181,28 +182,28 @@ int main(int argc, char **argv)
       requires: cuda_emulation
       suffix: emulation_2
       nsize: 2
-      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -s4_sp_da_processors_x 2 -s5_sp_da_processors_x 2 -s6_sp_da_processors_x 2 -s7_sp_da_processors_x 2 -e_sp_da_processors_x 2
+      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -s4_sp_da_processors_x 2 -s5_sp_da_processors_x 2 -s6_sp_da_processors_x 2 -s7_sp_da_processors_x 2 -s8_sp_da_processors_x 2 -e_sp_da_processors_x 2
       output_file: output/cuda_spatial_split.out
 
    test:
       requires: cuda_emulation
       suffix: emulation_3
       nsize: 3
-      args: -s0_sp_da_processors_x 3 -s1_sp_da_processors_x 3 -s2_sp_da_processors_x 3 -s3_sp_da_processors_x 3 -s4_sp_da_processors_x 3 -s5_sp_da_processors_x 3 -s6_sp_da_processors_x 3 -s7_sp_da_processors_x 3 -e_sp_da_processors_x 3
+      args: -s0_sp_da_processors_x 3 -s1_sp_da_processors_x 3 -s2_sp_da_processors_x 3 -s3_sp_da_processors_x 3 -s4_sp_da_processors_x 3 -s5_sp_da_processors_x 3 -s6_sp_da_processors_x 3 -s7_sp_da_processors_x 3 -s8_sp_da_processors_x 3 -e_sp_da_processors_x 3
       output_file: output/cuda_spatial_split.out
 
    test:
       requires: cuda_emulation
       suffix: emulation_4
       nsize: 4
-      args: -s0_sp_da_processors_x 2 -s0_sp_da_processors_y 2 -s1_sp_da_processors_x 2 -s1_sp_da_processors_y 2 -s2_sp_da_processors_x 2 -s2_sp_da_processors_y 2 -s3_sp_da_processors_x 2 -s3_sp_da_processors_y 2 -s4_sp_da_processors_x 2 -s4_sp_da_processors_y 2 -s5_sp_da_processors_x 2 -s5_sp_da_processors_y 2 -s6_sp_da_processors_x 2 -s6_sp_da_processors_y 2 -s7_sp_da_processors_x 2 -s7_sp_da_processors_y 2 -e_sp_da_processors_x 2 -e_sp_da_processors_y 2
+      args: -s0_sp_da_processors_x 2 -s0_sp_da_processors_y 2 -s1_sp_da_processors_x 2 -s1_sp_da_processors_y 2 -s2_sp_da_processors_x 2 -s2_sp_da_processors_y 2 -s3_sp_da_processors_x 2 -s3_sp_da_processors_y 2 -s4_sp_da_processors_x 2 -s4_sp_da_processors_y 2 -s5_sp_da_processors_x 2 -s5_sp_da_processors_y 2 -s6_sp_da_processors_x 2 -s6_sp_da_processors_y 2 -s7_sp_da_processors_x 2 -s7_sp_da_processors_y 2 -s8_sp_da_processors_x 2 -s8_sp_da_processors_y 2 -e_sp_da_processors_x 2 -e_sp_da_processors_y 2
       output_file: output/cuda_spatial_split.out
 
    test:
       requires: cuda
       suffix: 2
       nsize: 2
-      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -s4_sp_da_processors_x 2 -s5_sp_da_processors_x 2 -s6_sp_da_processors_x 2 -s7_sp_da_processors_x 2 -e_sp_da_processors_x 2
+      args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -s4_sp_da_processors_x 2 -s5_sp_da_processors_x 2 -s6_sp_da_processors_x 2 -s7_sp_da_processors_x 2 -s8_sp_da_processors_x 2 -e_sp_da_processors_x 2
       output_file: output/cuda_spatial_split.out
 
 TEST*/

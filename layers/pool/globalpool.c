@@ -126,6 +126,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer l)
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/pool/globalpool_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_GlobalAvgPool;
   l->ops->backwarddevice = NNLayerBackwardDevice_GlobalAvgPool;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks (the sums added over the ranks on the host) */
 #endif
   PetscFunctionReturn(0);
 }

@@ -75,10 +75,10 @@ size_t NNCUDALossWorkSize(void);
    t ([n][k], or [n] class indices), summed in double, and dy = dL/dy in y's precision (dy NULL: not needed) */
 cudaError_t NNCUDALossEvaluate(NNCUDALoss, int single, double param, size_t n, size_t k, const void *y, const double *t, void *dy, double *work, cudaStream_t);
 
-/* global average pooling (layers/pool/globalpool_kernels.cu): forward, the P pixels of D = nb*C entries of the spatial
-   layout of one rank to the [s][C] output (entries j >= nC, the slots beyond the pass's samples, zero); backward, the
-   output gradient spread over the pixels */
-cudaError_t NNCUDAGlobalAvgPool(int single, int forward, size_t P, size_t D, size_t nC, const void *in, void *out, cudaStream_t);
+/* global average pooling (layers/pool/globalpool_kernels.cu): forward, the sums over the P pixels of D = nb*C entries
+   of the rank's spatial layout divided by npix (the grid's pixels; 1: the sums) into the [s][C] output (entries
+   j >= nC, the slots beyond the pass's samples, zero); backward, the output gradient divided by npix on every pixel */
+cudaError_t NNCUDAGlobalAvgPool(int single, int forward, size_t P, size_t npix, size_t D, size_t nC, const void *in, void *out, cudaStream_t);
 
 /* nearest-neighbour upsampling (layers/spatial/upsample_kernels.cu) of an input grid im (x, y, z) by s per axis, D
    entries per pixel: forward in = x, out = y; backward in = dy, out = dx */
