@@ -278,6 +278,8 @@ static const Case cases[] = {
   {"conv2d groups 2, dilation 2", "-nn_input_shape 4,8,8 -sp_type to_spatial -nn_layers sp,cv,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 3 -cv_groups 2 -cv_dilation 2 -cv_padding 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv2d periodic",          CNN_IN "-nn_layers sp,cv,sf,fc -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_periodic -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv3d",                   "-nn_input_shape 2,4,4,4 -sp_type to_spatial -nn_layers sp,cv,sf,fc -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"conv_transpose3d groups 2, stride 2 padding 1 output padding 1", "-nn_input_shape 2,3,4,3 -sp_type to_spatial -nn_layers sp,ct,sf,fc -ct_type conv_transpose3d -ct_filters 4 -ct_kernel 3 -ct_stride 2 -ct_padding 1 -ct_output_padding 1 -ct_groups 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"conv_transpose2d kernel 2 stride 2, no bias, dilation 2", CNN_IN "-nn_layers sp,ct,act,sf,fc -ct_type conv_transpose2d -ct_filters 3 -ct_kernel 2 -ct_stride 2 -ct_dilation 2 -ct_bias 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv2d on a fully convolutional network (spatial loss)", CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
 };
 

@@ -100,6 +100,27 @@ typedef NN_CONV_TASK_STRUCT(float, NNConvPassSingle) NNConvTaskSingle;
       } \
   } while (0)
 
+/* the transposed convolutions' packing, for either precision: Wp[grp][(t,c)][o] = W[grp*Cg+c][o][t] from the PyTorch
+   weight W [Cin][Og][ntap] and bias b, then the row of biases; and the gradient back */
+#define NNConvTransposePackWeights(g, W, b, Wp) \
+  do { \
+    for (PetscInt grp = 0; grp < (g)->G; grp++) \
+      for (PetscInt o = 0; o < (g)->Og; o++) { \
+        for (PetscInt c = 0; c < (g)->Cg; c++) \
+          for (PetscInt t = 0; t < (g)->ntap; t++) (Wp)[(grp * (g)->Ka + t * (g)->Cg + c) * (g)->Og + o] = (W)[((grp * (g)->Cg + c) * (g)->Og + o) * (g)->ntap + t]; \
+        if ((g)->bias) (Wp)[(grp * (g)->Ka + (g)->K) * (g)->Og + o] = (b)[grp * (g)->Og + o]; \
+      } \
+  } while (0)
+#define NNConvTransposeUnpackGradient(g, dWp, dW, db) \
+  do { \
+    for (PetscInt grp = 0; grp < (g)->G; grp++) \
+      for (PetscInt o = 0; o < (g)->Og; o++) { \
+        for (PetscInt c = 0; c < (g)->Cg; c++) \
+          for (PetscInt t = 0; t < (g)->ntap; t++) (dW)[((grp * (g)->Cg + c) * (g)->Og + o) * (g)->ntap + t] = (dWp)[(grp * (g)->Ka + t * (g)->Cg + c) * (g)->Og + o]; \
+        if ((g)->bias) (db)[grp * (g)->Og + o] = (dWp)[(grp * (g)->Ka + (g)->K) * (g)->Og + o]; \
+      } \
+  } while (0)
+
 /* conv_run.c */
 PETSC_INTERN PetscErrorCode NNConvWorkspaceSize(const NNConvGeom *, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode NNConvRun(const NNConvGeom *, const NNConvPass *, PetscInt, PetscScalar *, PetscInt *, PetscLogDouble *);
@@ -218,8 +239,16 @@ typedef struct {
   NNSpatialHalo h;
   PetscScalar  *Wp, *dWp, *grad, *work;
   PetscInt     *iwork;
-  void         *gemm; /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
+  struct {
+    float *Wp, *dWp, *work; /* -nn_precision single (conv_transpose_single.c): made on the first float pass */
+  } single;
+  void *gemm; /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
 } NNLayer_ConvTranspose;
+
+/* conv_transpose_single.c */
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle_ConvTranspose(NNLayer, PetscInt, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_ConvTranspose(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNConvTransposeSingleReset(NNLayer);
 
 /* convopts.c: per-axis options shared by conv and conv_transpose. A tuple option takes 1 or nd values in
    PyTorch order ((depth,) height, width) into v[] in x, y, z order; a wrong count is recorded in badopt and

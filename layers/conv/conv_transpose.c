@@ -106,6 +106,7 @@ static PetscErrorCode NNLayerReset_ConvTranspose(NNLayer l)
   PetscCall(NNSpatialHaloReset(&d->h));
   PetscCall(PetscFree3(d->Wp, d->dWp, d->grad));
   PetscCall(PetscFree2(d->work, d->iwork));
+  PetscCall(NNConvTransposeSingleReset(l));
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNConvGemmResetDevice(&d->gemm));
 #endif
@@ -244,13 +245,7 @@ static PetscErrorCode NNLayerForwardVec_ConvTranspose(NNLayer l, PetscInt n, Vec
   PetscCall(NNConvTransposeCheckReady(l));
   g.ns = n;
   b    = l->theta + g.Cout * g.K;
-  /* Wp: group blocks of Ka x Og, Wp[grp][(t,c)][o] = W[grp*Cg+c][o][t] (weight [in, out/groups, taps]), then the row of biases */
-  for (PetscInt grp = 0; grp < g.G; grp++)
-    for (PetscInt o = 0; o < g.Og; o++) {
-      for (PetscInt c = 0; c < g.Cg; c++)
-        for (PetscInt t = 0; t < g.ntap; t++) d->Wp[(grp * g.Ka + t * g.Cg + c) * g.Og + o] = W[((grp * g.Cg + c) * g.Og + o) * g.ntap + t];
-      if (g.bias) d->Wp[(grp * g.Ka + g.K) * g.Og + o] = b[grp * g.Og + o];
-    }
+  NNConvTransposePackWeights(&g, W, b, d->Wp); /* group blocks of Ka x Og (weight [in, out/groups, taps]), then the biases */
   PetscCall(NNSpatialHaloGetInput(&d->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
@@ -298,12 +293,7 @@ static PetscErrorCode NNLayerBackwardVec_ConvTranspose(NNLayer l, PetscInt n, Ve
   pass.dW = d->dWp;
   pass.Wp = d->Wp; /* packed by the forward pass */
   PetscCall(NNConvRun(&g, &pass, d->nthreads, d->work, d->iwork, &flops));
-  for (PetscInt grp = 0; grp < g.G; grp++)
-    for (PetscInt o = 0; o < g.Og; o++) {
-      for (PetscInt c = 0; c < g.Cg; c++)
-        for (PetscInt t = 0; t < g.ntap; t++) d->grad[((grp * g.Cg + c) * g.Og + o) * g.ntap + t] = d->dWp[(grp * g.Ka + t * g.Cg + c) * g.Og + o];
-      if (g.bias) d->grad[g.Cout * g.K + grp * g.Og + o] = d->dWp[(grp * g.Ka + g.K) * g.Og + o];
-    }
+  NNConvTransposeUnpackGradient(&g, d->dWp, d->grad, d->grad + g.Cout * g.K);
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&d->h));
@@ -346,6 +336,8 @@ static PetscErrorCode NNLayerCreate_ConvTranspose(NNLayer l, PetscInt nd)
   l->ops->initialize      = NNLayerInitialize_ConvTranspose;
   l->ops->forwardvec      = NNLayerForwardVec_ConvTranspose;
   l->ops->backwardvec     = NNLayerBackwardVec_ConvTranspose;
+  l->ops->forwardsingle   = NNLayerForwardSingle_ConvTranspose;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_ConvTranspose;
   l->ops->createoutputvec = NNLayerCreateOutputVec_ConvTranspose;
   l->ops->setfromoptions  = NNLayerSetFromOptions_ConvTranspose;
   l->ops->view            = NNLayerView_ConvTranspose;
