@@ -16,8 +16,6 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "                       ranks also check that spectral_conv2d on activations split over them is refused\n\n"
                      "A case's options may give the network a spatial input: -test_input_dm C,H,W (a DMDA on the case's\n"
                      "communicator, NNSetInputDM()).\n"
-                     "Graph networks in single precision on the device are compared with the CPU in double (the CPU has no\n"
-                     "single-precision graph passes), with the single-precision tolerance.\n"
                      "A network with buffers (batch norm's running statistics) must have the same buffers after the pass on both\n"
                      "devices (1e-12 in double, 1e-6 in single). A case's options may hold test options: -test_eval (evaluation mode,\n"
                      "buffers drawn in [0.5, 1.5]) and -test_perturb <a> (a uniform number in [-a, a] added to every parameter).\n\n";
@@ -261,7 +259,6 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
   PetscInt    n       = c->n ? c->n : NBATCH;
   NNRandom    rng0;
-  char       *graph;
 
   PetscFunctionBegin;
   if (ctx->only[0]) {
@@ -276,13 +273,11 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(NNCreateBatchVecs(net, &x, &t));
   PetscCall(FillBatch(ctx, net, c->kinkfree, x, t));
   rng0 = net->rng; /* both devices draw the same dropout masks */
-  PetscCall(PetscStrstr(c->opts, "-nn_type graph", &graph));
   for (int p = 0; p < 2; p++) { /* NN_PRECISION_DOUBLE, NN_PRECISION_SINGLE */
     NNTestPass rc, rg;
     PetscReal  d[4] = {0, 0, 0, 0};
     Vec        b0, bc;
-    if (graph && p == NN_PRECISION_SINGLE && ctx->dev == NN_DEVICE_CPU) continue; /* the CPU has no single precision for graph networks */
-    PetscCall(NNSetPrecision(net, graph ? NN_PRECISION_DOUBLE : (NNPrecision)p)); /* graphs in single: the device against the CPU in double */
+    PetscCall(NNSetPrecision(net, (NNPrecision)p));
     PetscCall(BuffersSave(net, &b0)); /* both devices start from the same buffers */
     net->rng = rng0;
     PetscCall(NNTestPassRun(net, NN_DEVICE_CPU, n, x, t, &rc));

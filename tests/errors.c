@@ -95,7 +95,6 @@ int main(int argc, char **argv)
   PetscCall(ExpectError("negative batch size", "f_", "-f_nn_layers fc1 -f_fc1_type dense -f_fc1_units 2 -f_nn_batch_size -3", PETSC_FALSE, "-nn_batch_size -3 must be positive"));
   PetscCall(ExpectError("bad shape", "g_", "-g_nn_layers fc1 -g_fc1_type dense -g_fc1_units 2 -g_nn_input_shape 0", PETSC_FALSE, "sizes must be positive"));
   PetscCall(ExpectError("dense after a convolution, -nn_auto_repartition false", "m_", "-m_nn_layers sp,cv,fc -m_sp_type to_spatial -m_cv_type conv2d -m_cv_filters 2 -m_fc_type dense -m_fc_units 3 -m_nn_input_shape 1,6,6 -m_nn_auto_repartition false", PETSC_FALSE, "put a spatial_flatten layer before it, or let the network insert one (-m_nn_auto_repartition true"));
-  PetscCall(ExpectError("single precision on a graph network", "n_", "-n_nn_type graph -n_nn_layers fc1,fc2 -n_fc1_type dense -n_fc1_units 3 -n_fc2_type dense -n_fc2_units 2 -n_nn_input_shape 4 -n_nn_precision single", PETSC_FALSE, "-nn_precision single is not available for graph networks"));
   PetscCall(ExpectError("no layers", "h_", "-h_nn_input_shape 4", PETSC_FALSE, "give -h_nn_layers"));
   PetscCall(ExpectError("missing IDX file", "i_", "-i_nn_layers f,fc1 -i_f_type flatten -i_fc1_type dense -i_fc1_units 10 -i_train_data_dir /nonexistent", PETSC_TRUE, "install Debian's dataset-fashion-mnist"));
   PetscCall(WriteTruncatedIDX("truncated-images-idx3-ubyte", "truncated-labels-idx1-ubyte"));

@@ -4,10 +4,12 @@ static char help[] = "Single precision (-nn_precision single) against double, la
                      "output, the input gradient and the parameter gradient (relative 2-norm differences), then\n"
                      "checks the single-precision gradient against finite differences, on N ranks compares with a\n"
                      "serial copy in single precision, and checks that going back to double gives the first\n"
-                     "results bitwise.\n\n"
+                     "results bitwise. Graph networks (-nn_type graph) are among the cases; then a graph U-Net takes\n"
+                     "Adam steps in single and in double precision from the same parameters and their losses are compared.\n\n"
                      "  -tol <1e-5>      single vs double tolerance\n"
                      "  -fd_tol <1e-3>   single-precision finite-difference tolerance\n"
                      "  -rank_tol <1e-6> single precision on N ranks vs a serial copy (N > 1)\n"
+                     "  -train_tol <1e-5> graph training: single vs double losses\n"
                      "  -cases <regex>   only the cases whose label contains this string\n"
                      "  -print_errors    print the measured differences (not stable output)\n\n";
 
@@ -18,7 +20,7 @@ static char help[] = "Single precision (-nn_precision single) against double, la
 
 typedef struct {
   PetscRandom rand;
-  PetscReal   tol, fdtol, ranktol;
+  PetscReal   tol, fdtol, ranktol, traintol;
   PetscBool   print_errors;
   char        only[64];
 } Ctx;
@@ -229,11 +231,32 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
   PetscCall(NNDestroy(&net));
+  PetscCall(NNTestClearPrefixed(prefix, c->opts)); /* the options database holds at most 512 */
   PetscFunctionReturn(0);
 }
 
 #define MLP(act) "-nn_input_shape 4 -nn_layers fc1,act,fc2 -fc1_type dense -fc1_units 6 -act_type " act " -fc2_type dense -fc2_units 3 -nn_loss mse"
 #define CNN_IN   "-nn_input_shape 2,8,8 -sp_type to_spatial "
+
+/* graph networks (-nn_type graph): the input read by d1 and d3, t1 by s and c */
+#define GRAPH_DENSE \
+  "-nn_type graph -nn_input_shape 5 -nn_layers d1,t1,s,d2,d3,a,g,c,out -d1_type dense -d1_units 6 -t1_type tanh -s_type split -s_sizes 2,4 " \
+  "-d2_type dense -d2_units 4 -d2_inputs s:0 -d3_type dense -d3_units 4 -d3_inputs input -a_type add -a_inputs d2,s:1,d3 -g_type tanh " \
+  "-c_type concat -c_inputs g,t1 -out_type dense -out_units 3 -nn_loss mse"
+/* a residual block (no float passes) reads the input beside fc and is read by a and c: gradients of float and double
+   layers summed into the input (in double) and into res (in float) */
+#define GRAPH_RESIDUAL \
+  "-nn_type graph -nn_input_shape 4 -nn_layers res,fc,a,t,c,out -res_type residual -res_layers fa,ta -fa_type dense -fa_units 4 -ta_type tanh " \
+  "-fc_type dense -fc_units 4 -fc_inputs input -a_type add -a_inputs res,fc -t_type tanh -c_type concat -c_inputs t,res -out_type dense -out_units 3 -nn_loss mse"
+/* the encoder's r1 read by p1, cat and a, the decoder's up (conv_transpose2d: double passes) by cat and a; 12 x 12 pools and
+   grows back to the encoder's layout on 1 to 4 ranks */
+#define GRAPH_UNET \
+  "-nn_type graph -nn_input_shape 2,12,12 -nn_layers sp,e1,r1,p1,e2,r2,up,cat,s,d1,d2,a,t,out -sp_type to_spatial " \
+  "-e1_type conv2d -e1_filters 4 -e1_kernel 3 -e1_padding 1 -r1_type tanh -p1_type maxpool2d -p1_kernel 2 -e2_type conv2d -e2_filters 4 " \
+  "-e2_kernel 3 -e2_padding 1 -r2_type tanh -up_type conv_transpose2d -up_filters 4 -up_kernel 2 -up_stride 2 -cat_type concat " \
+  "-cat_inputs up,r1 -s_type split -s_sizes 3,5 -d1_type conv2d -d1_filters 4 -d1_kernel 3 -d1_padding 1 -d1_inputs s:1 -d2_type conv2d " \
+  "-d2_filters 4 -d2_kernel 1 -d2_inputs s:0 -a_type add -a_inputs d1,d2,r1,up -t_type tanh -out_type conv2d -out_filters 2 -out_kernel 1 " \
+  "-nn_loss mse"
 
 static const Case cases[] = {
   {"dense",                    "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
@@ -281,7 +304,81 @@ static const Case cases[] = {
   {"conv_transpose3d groups 2, stride 2 padding 1 output padding 1", "-nn_input_shape 2,3,2,3 -sp_type to_spatial -nn_layers sp,ct,sf,fc -ct_type conv_transpose3d -ct_filters 4 -ct_kernel 3 -ct_stride 2 -ct_padding 1 -ct_output_padding 1 -ct_groups 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_FALSE, 0, 0},
   {"conv_transpose2d kernel 2 stride 2, no bias, dilation 2", "-nn_input_shape 2,4,5 -sp_type to_spatial -nn_layers sp,ct,act,sf,fc -ct_type conv_transpose2d -ct_filters 3 -ct_kernel 2 -ct_stride 2 -ct_dilation 2 -ct_bias 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv2d on a fully convolutional network (spatial loss)", CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"graph: dense with fan-out, split, add, concat", GRAPH_DENSE, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"graph: the input and a residual block (double passes) read by several layers", GRAPH_RESIDUAL, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"graph: U-Net (conv2d, maxpool2d, conv_transpose2d, concat, split, add) on the DMDA", GRAPH_UNET, PETSC_TRUE, PETSC_FALSE, PETSC_FALSE, 0, 3e-6},
 };
+
+/* the U-Net graph takes Adam steps on one batch in double and in single precision from the same parameters: the losses
+   agree to float round-off amplified by the steps, and both fall */
+static PetscErrorCode TrainGraph(Ctx *ctx)
+{
+  const PetscInt nsteps = 5;
+  NN             net[2];
+  NNOpt          opt[2];
+  Vec            x, t, theta[2], g;
+  PetscReal      L[2], L0[2] = {0, 0}, dL = 0, u = 0;
+  PetscInt       nx, nt;
+  PetscScalar   *a;
+
+  PetscFunctionBegin;
+  if (ctx->only[0]) {
+    char *found;
+    PetscCall(PetscStrstr("graph training", ctx->only, &found));
+    if (!found) PetscFunctionReturn(0);
+  }
+  PetscCall(NNTestInsertPrefixed("tr_", GRAPH_UNET));
+  for (int p = 0; p < 2; p++) { /* same options, same seed: the same initial parameters */
+    PetscCall(NNCreate(PETSC_COMM_WORLD, &net[p]));
+    PetscCall(NNSetOptionsPrefix(net[p], "tr_"));
+    PetscCall(NNSetBatchSize(net[p], NBATCH));
+    PetscCall(NNSetFromOptions(net[p]));
+    PetscCall(NNSetPrecision(net[p], (NNPrecision)p));
+    PetscCall(NNSetUp(net[p]));
+    PetscCall(NNGetParameters(net[p], &theta[p]));
+    PetscCall(NNOptCreate(PETSC_COMM_WORLD, &opt[p]));
+    PetscCall(NNOptSetType(opt[p], "adam"));
+    PetscCall(NNOptSetLearningRate(opt[p], 1e-2));
+    PetscCall(NNOptSetUp(opt[p], theta[p]));
+  }
+  PetscCall(NNCreateBatchVecs(net[0], &x, &t));
+  PetscCall(VecGetLocalSize(x, &nx));
+  PetscCall(VecGetLocalSize(t, &nt));
+  PetscCall(VecGetArray(x, &a));
+  for (PetscInt i = 0; i < nx; i++) {
+    PetscCall(Uniform(ctx, &u));
+    a[i] = u;
+  }
+  PetscCall(VecRestoreArray(x, &a));
+  PetscCall(VecGetArray(t, &a));
+  for (PetscInt i = 0; i < nt; i++) {
+    PetscCall(Uniform(ctx, &u));
+    a[i] = 0.5 * u;
+  }
+  PetscCall(VecRestoreArray(t, &a));
+  for (PetscInt s = 0; s < nsteps; s++) {
+    for (int p = 0; p < 2; p++) {
+      PetscCall(NNLossGradient(net[p], NBATCH, x, t, &L[p], NULL));
+      PetscCall(NNGetGradient(net[p], &g));
+      PetscCall(NNOptStep(opt[p], theta[p], g));
+      if (!s) L0[p] = L[p];
+    }
+    dL = PetscMax(dL, PetscAbsReal(L[1] - L[0]) / PetscMax(PetscAbsReal(L[0]), 1e-300));
+  }
+  if (ctx->print_errors)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  graph training, %" PetscInt_FMT " Adam steps: losses double %.6e -> %.6e, single %.6e -> %.6e, largest difference %.2e\n", nsteps, (double)L0[0], (double)L[0], (double)L0[1], (double)L[1], (double)dL));
+  PetscCheck(dL <= ctx->traintol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "graph training: single vs double losses differ by %g > %g", (double)dL, (double)ctx->traintol);
+  PetscCheck(L[0] < L0[0] && L[1] < L0[1], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "graph training: the loss did not fall (double %g -> %g, single %g -> %g)", (double)L0[0], (double)L[0], (double)L0[1], (double)L[1]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "graph training (U-Net, %" PetscInt_FMT " Adam steps): single vs double losses <= %g PASSED\n", nsteps, (double)ctx->traintol));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&t));
+  for (int p = 0; p < 2; p++) {
+    PetscCall(NNOptDestroy(&opt[p]));
+    PetscCall(NNDestroy(&net[p]));
+  }
+  PetscCall(NNTestClearPrefixed("tr_", GRAPH_UNET));
+  PetscFunctionReturn(0);
+}
 
 int main(int argc, char **argv)
 {
@@ -293,11 +390,13 @@ int main(int argc, char **argv)
   ctx.tol          = 1e-5;
   ctx.fdtol        = 1e-3; /* central differences in float: about eps^(2/3) = 2.4e-5 times the curvature; measured <= 2.7e-4 */
   ctx.ranktol      = 1e-6;
+  ctx.traintol     = 1e-5;
   ctx.print_errors = PETSC_FALSE;
   ctx.only[0]      = 0;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Single vs double precision", NULL);
   PetscCall(PetscOptionsReal("-tol", "Single vs double tolerance", NULL, ctx.tol, &ctx.tol, NULL));
   PetscCall(PetscOptionsReal("-rank_tol", "Single precision on N ranks vs a serial copy", NULL, ctx.ranktol, &ctx.ranktol, NULL));
+  PetscCall(PetscOptionsReal("-train_tol", "Graph training: single vs double losses", NULL, ctx.traintol, &ctx.traintol, NULL));
   PetscCall(PetscOptionsReal("-fd_tol", "Finite-difference tolerance in single precision", NULL, ctx.fdtol, &ctx.fdtol, NULL));
   PetscCall(PetscOptionsBool("-print_errors", "Print the measured differences", NULL, ctx.print_errors, &ctx.print_errors, NULL));
   PetscCall(PetscOptionsString("-cases", "Only the cases whose label contains this string", NULL, ctx.only, ctx.only, sizeof(ctx.only), NULL));
@@ -307,6 +406,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSetSeed(ctx.rand, (unsigned long)seed));
   PetscCall(PetscRandomSeed(ctx.rand));
   for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, (PetscInt)k, &cases[k]));
+  PetscCall(TrainGraph(&ctx));
   PetscCall(PetscRandomDestroy(&ctx.rand));
   PetscCall(PetscFinalize());
   return 0;

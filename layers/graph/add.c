@@ -3,6 +3,7 @@
    DMDAs of one grid and decomposition), y = x_0 + x_1 + ... summed in input order. No parameters;
    backward gives every input the output gradient. Graph networks only (-nn_type graph,
    -<name>_inputs a,b,...), e.g. the skip connection of a residual block written as a graph.
+   In single precision (-nn_precision single) the sums are in float, in the same order.
 */
 #include "graph.h"
 #include <petnn/private/deviceimpl.h>
@@ -81,6 +82,30 @@ static PetscErrorCode NNLayerBackwardMulti_Add(NNLayer l, PetscInt n, PetscInt n
   PetscFunctionReturn(0);
 }
 
+/* single precision: the same sums and copies on float arrays (no conversions: add only moves and sums data) */
+static PetscErrorCode NNLayerForwardMultiSingle_Add(NNLayer l, PetscInt n, PetscInt nin, Vec x[] PETSC_UNUSED, const float *const xs[], PetscInt nout PETSC_UNUSED, Vec y[], float *const ys[])
+{
+  PetscInt len = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNAddLength(l, y[0], n, &len));
+  PetscCall(PetscArraycpy(ys[0], xs[0], len));
+  for (PetscInt k = 1; k < nin; k++)
+    for (PetscInt i = 0; i < len; i++) ys[0][i] += xs[k][i];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardMultiSingle_Add(NNLayer l, PetscInt n, PetscInt nin, Vec x[] PETSC_UNUSED, PetscInt nout PETSC_UNUSED, Vec y[], const float *const dys[], float *const dxs[])
+{
+  PetscInt len = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNAddLength(l, y[0], n, &len));
+  for (PetscInt k = 0; k < nin; k++)
+    if (dxs[k]) PetscCall(PetscArraycpy(dxs[k], dys[0], len));
+  PetscFunctionReturn(0);
+}
+
 PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer l)
 {
   PetscFunctionBegin;
@@ -88,6 +113,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer l)
   l->ops->createoutputvecs = NNLayerCreateOutputVecs_Add;
   l->ops->forwardmulti     = NNLayerForwardMulti_Add;
   l->ops->backwardmulti    = NNLayerBackwardMulti_Add;
+  l->ops->forwardmultisingle  = NNLayerForwardMultiSingle_Add;
+  l->ops->backwardmultisingle = NNLayerBackwardMultiSingle_Add;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Add;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Add;

@@ -4,7 +4,8 @@
    activations [n][C_j*...] concatenate per sample, spatial (DMDA) activations [pixel][slot][C_j]
    per batch slot of every pixel, so the inputs must lie on one grid with one decomposition. The
    output has no parameters; backward hands each input its block of the output gradient.
-   Graph networks only (-nn_type graph, -<name>_inputs a,b,...).
+   Graph networks only (-nn_type graph, -<name>_inputs a,b,...); in single precision
+   (-nn_precision single) the same copies on the float activations.
 */
 #include "graph.h"
 #include <petnn/private/deviceimpl.h>
@@ -86,6 +87,40 @@ static PetscErrorCode NNLayerBackwardMulti_Concat(NNLayer l, PetscInt n, PetscIn
   PetscFunctionReturn(0);
 }
 
+/* single precision: the same row blocks moved between float arrays (pure data movement, so no conversions) */
+static PetscErrorCode NNLayerForwardMultiSingle_Concat(NNLayer l, PetscInt n, PetscInt nin, Vec x[] PETSC_UNUSED, const float *const xs[], PetscInt nout PETSC_UNUSED, Vec y[], float *const ys[])
+{
+  PetscInt rows, B, off = 0;
+  DM       dm;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(y[0], &dm));
+  PetscCall(NNGraphRows(l, y[0], &l->outshape, n, &rows, &B));
+  for (PetscInt k = 0; k < nin; k++) {
+    PetscInt b = dm ? l->graph.inshapes[k].dim[0] : NNShapeSize(&l->graph.inshapes[k]);
+    for (PetscInt i = 0; i < rows; i++) PetscCall(PetscArraycpy(ys[0] + i * B + off, xs[k] + i * b, b));
+    off += b;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardMultiSingle_Concat(NNLayer l, PetscInt n, PetscInt nin, Vec x[] PETSC_UNUSED, PetscInt nout PETSC_UNUSED, Vec y[], const float *const dys[], float *const dxs[])
+{
+  PetscInt rows, B, off = 0;
+  DM       dm;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(y[0], &dm));
+  PetscCall(NNGraphRows(l, y[0], &l->outshape, n, &rows, &B));
+  for (PetscInt k = 0; k < nin; k++) {
+    PetscInt b = dm ? l->graph.inshapes[k].dim[0] : NNShapeSize(&l->graph.inshapes[k]);
+    if (dxs[k])
+      for (PetscInt i = 0; i < rows; i++) PetscCall(PetscArraycpy(dxs[k] + i * b, dys[0] + i * B + off, b));
+    off += b;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerReset_Concat(NNLayer l)
 {
   PetscFunctionBegin;
@@ -111,6 +146,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Concat(NNLayer l)
   l->ops->createoutputvecs  = NNLayerCreateOutputVecs_Concat;
   l->ops->forwardmulti      = NNLayerForwardMulti_Concat;
   l->ops->backwardmulti     = NNLayerBackwardMulti_Concat;
+  l->ops->forwardmultisingle  = NNLayerForwardMultiSingle_Concat;
+  l->ops->backwardmultisingle = NNLayerBackwardMultiSingle_Concat;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Concat;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Concat;

@@ -4,7 +4,8 @@
    is the layer's output k; other layers of the graph network read it as name:k (name alone means
    name:0). Every piece must be read by some layer. Sequential activations split per sample,
    spatial (DMDA) ones per batch slot of every pixel, each piece on the input's grid. Backward
-   assembles the input gradient from the pieces' gradients.
+   assembles the input gradient from the pieces' gradients. In single precision (-nn_precision
+   single) the same copies on the float activations.
 */
 #include "graph.h"
 #include <petnn/private/deviceimpl.h>
@@ -200,6 +201,42 @@ static PetscErrorCode NNLayerBackwardMulti_Split(NNLayer l, PetscInt n, PetscInt
   PetscFunctionReturn(0);
 }
 
+/* single precision: the same row blocks moved between float arrays (pure data movement, so no conversions) */
+static PetscErrorCode NNLayerForwardMultiSingle_Split(NNLayer l, PetscInt n, PetscInt nin PETSC_UNUSED, Vec x[], const float *const xs[], PetscInt nout PETSC_UNUSED, Vec y[] PETSC_UNUSED, float *const ys[])
+{
+  NNLayer_Split *d = (NNLayer_Split *)l->data;
+  PetscInt       rows, B, off = 0;
+  DM             dm;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetDM(x[0], &dm));
+  PetscCall(NNGraphRows(l, x[0], &l->inshape, n, &rows, &B));
+  for (PetscInt k = 0; k < d->n; k++) {
+    PetscInt b = dm ? d->sizes[k] : NNShapeSize(&l->graph.outshapes[k]);
+    for (PetscInt i = 0; i < rows; i++) PetscCall(PetscArraycpy(ys[k] + i * b, xs[0] + i * B + off, b));
+    off += b;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardMultiSingle_Split(NNLayer l, PetscInt n, PetscInt nin PETSC_UNUSED, Vec x[], PetscInt nout PETSC_UNUSED, Vec y[] PETSC_UNUSED, const float *const dys[], float *const dxs[])
+{
+  NNLayer_Split *d = (NNLayer_Split *)l->data;
+  PetscInt       rows, B, off = 0;
+  DM             dm;
+
+  PetscFunctionBegin;
+  if (!dxs[0]) PetscFunctionReturn(0);
+  PetscCall(VecGetDM(x[0], &dm));
+  PetscCall(NNGraphRows(l, x[0], &l->inshape, n, &rows, &B));
+  for (PetscInt k = 0; k < d->n; k++) {
+    PetscInt b = dm ? d->sizes[k] : NNShapeSize(&l->graph.outshapes[k]);
+    for (PetscInt i = 0; i < rows; i++) PetscCall(PetscArraycpy(dxs[0] + i * B + off, dys[k] + i * b, b));
+    off += b;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerView_Split(NNLayer l, PetscViewer viewer)
 {
   NNLayer_Split *d = (NNLayer_Split *)l->data;
@@ -242,6 +279,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Split(NNLayer l)
   l->ops->createoutputvecs = NNLayerCreateOutputVecs_Split;
   l->ops->forwardmulti     = NNLayerForwardMulti_Split;
   l->ops->backwardmulti    = NNLayerBackwardMulti_Split;
+  l->ops->forwardmultisingle  = NNLayerForwardMultiSingle_Split;
+  l->ops->backwardmultisingle = NNLayerBackwardMultiSingle_Split;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/graph/graph_cuda.c */
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Split;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Split;

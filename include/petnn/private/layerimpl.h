@@ -74,6 +74,13 @@ struct _NNLayerOps {
      converted at its boundaries (src/layer/interface/layersingle.c). */
   PetscErrorCode (*forwardsingle)(NNLayer, PetscInt, const float *, float *);
   PetscErrorCode (*backwardsingle)(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+  /* the same for the multi-input or multi-output layers of graph networks (forwardmulti, backwardmulti above):
+     forwardmultisingle(l, n, nin, x[], xs[], nout, y[], ys[]) and backwardmultisingle(l, n, nin, x[], nout, y[], dys[],
+     dxs[]) on the float arrays xs, ys, dys, dxs; the Vecs x[] and y[] give only the layouts (their DMs and local sizes,
+     their entries are not to be read); backwardmultisingle OVERWRITES every dxs[k] that is not NULL. A graph network
+     in single precision needs them on every multi layer (src/nn/interface/nnprecision.c). */
+  PetscErrorCode (*forwardmultisingle)(NNLayer, PetscInt, PetscInt, Vec[], const float *const[], PetscInt, Vec[], float *const[]);
+  PetscErrorCode (*backwardmultisingle)(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[], const float *const[], float *const[]);
   /* optional device passes (-nn_device cuda, src/nn/interface/nndevice_cuda.c): forward and backward as above on device
      arrays whose entries are l->dev.prec (double or float), with the device copy of this layer's parameters l->dev.theta,
      ADDING the parameter gradient into the device array l->dev.dtheta; enqueued on the network's stream
@@ -164,6 +171,9 @@ PETSC_INTERN PetscBool      NNLayerHasSinglePasses(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerArraySamples(NNLayer, Vec, PetscInt *);
 PETSC_INTERN PetscErrorCode NNLayerForwardSingle(NNLayer, PetscInt, Vec, const float *, float *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardSingle(NNLayer, PetscInt, Vec, const float *, const float *, const float *, float *);
+PETSC_INTERN PetscBool      NNLayerHasMultiSinglePasses(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerForwardMultiSingle(NNLayer, PetscInt, PetscInt, Vec[], const float *const[], PetscInt, Vec[], float *const[]);
+PETSC_INTERN PetscErrorCode NNLayerBackwardMultiSingle(NNLayer, PetscInt, PetscInt, Vec[], PetscInt, Vec[], const float *const[], float *const[]);
 /* multi-input/multi-output layers (src/layer/interface/layermulti.c) */
 PETSC_INTERN PetscErrorCode NNLayerSetUpMulti(NNLayer, PetscInt, const NNShape[], const char *const[]);
 PETSC_INTERN PetscErrorCode NNLayerCreateOutputVecsMulti(NNLayer, const DM[], Vec[]);

@@ -231,6 +231,12 @@ struct _p_NN {
     float          **act, **dact;  /* [nact] */
     PetscInt        *len;          /* [nact] local entries of act[i] */
     float           *theta, *dtheta; /* the parameters, copied at the start of every pass; a layer's float gradient */
+    /* graph networks: float twins of graph.scratch, per node whether act[v] (forward) or dact[v] (backward) holds the
+       float values too, and 4 * graph.maxio float array arguments of a multi layer's pass */
+    PetscInt   nscratch;
+    float    **scratch;
+    PetscBool *dbl;
+    float    **work;
   } prec;
   /* the device (-nn_device cuda, src/nn/interface/nndevice.c): device copies of the activations, their gradients
      and the parameters, in the precision above, made by NNSetUp() (src/nn/interface/nndevice_cuda.c); act[] and dact[]
@@ -285,6 +291,8 @@ PETSC_INTERN PetscErrorCode NNPrecisionReset(NN);
 PETSC_INTERN PetscErrorCode NNPrecisionView(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNSingleForwardLayers(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNSingleBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
+PETSC_INTERN PetscErrorCode NNSingleGraphForward(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNSingleGraphBackward(NN, PetscInt, Vec, Vec, PetscScalar *);
 
 /* the device (src/nn/interface/nndevice.c; the CUDA parts in nndevice_cuda.c, built with PETNN_HAVE_CUDA) */
 PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, PetscOptionItems *);
@@ -326,6 +334,14 @@ PETSC_INTERN PetscErrorCode NNGraphReset(NN);
 PETSC_INTERN PetscErrorCode NNGraphView(NN, PetscViewer);
 PETSC_INTERN PetscErrorCode NNGraphForward(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNGraphBackward(NN, PetscInt, Vec, Vec, PetscScalar *);
+/* the wiring the passes share (src/nn/interface/nngraphpass.c): the Vec of node v (the staged input x0 for node 0), a
+   node's gradient += a scratch Vec, and the layerdone callbacks once the layers after a parameter slice are done */
+static inline Vec NNGraphAct(NN net, PetscInt v, Vec x0)
+{
+  return v ? net->act[v] : x0;
+}
+PETSC_INTERN PetscErrorCode NNGraphAddGradient(NN, PetscInt, PetscInt, Vec, Vec);
+PETSC_INTERN PetscErrorCode NNGraphLayerDone(NN, PetscInt, PetscInt *, PetscScalar *);
 
 /* the order the layers run in (src/nn/interface/nnreorder.c) */
 PETSC_INTERN PetscErrorCode NNReorderLayers(NN);

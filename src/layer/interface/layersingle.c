@@ -1,6 +1,7 @@
 /* NNLayer passes in single precision (-nn_precision single, src/nn/interface/nnprecision.c): the type's float
-   passes on the network's float activations. The network runs a layer without them through NNLayerForward()
-   and NNLayerBackward() on double activations converted at its boundaries. */
+   passes on the network's float activations, and those of the multi-input and multi-output layers of graph
+   networks. The network runs a layer without them through NNLayerForward() and NNLayerBackward() on double
+   activations converted at its boundaries. */
 #include <petnn/private/nnimpl.h>
 
 /* the layer runs its own float passes: its type has them and its parameters are whole (partitioned and
@@ -40,6 +41,43 @@ PetscErrorCode NNLayerBackwardSingle(NNLayer l, PetscInt n, Vec x, const float *
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
   if (!l->ops->backwardvec) PetscCall(NNLayerArraySamples(l, x, &n));
   PetscUseTypeMethod(l, backwardsingle, n, xs, ys, dys, dxs);
+  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/* the multi-input or multi-output layer (add, concat, split) has float passes of its own */
+PetscBool NNLayerHasMultiSinglePasses(NNLayer l)
+{
+  return (PetscBool)(l->ops->forwardmultisingle && l->ops->backwardmultisingle);
+}
+
+/*
+   NNLayerForwardMultiSingle - NNLayerForwardMulti() on float activations: xs[] (laid out as the Vecs x[]) to ys[] (as y[])
+*/
+PetscErrorCode NNLayerForwardMultiSingle(NNLayer l, PetscInt n, PetscInt nin, Vec x[], const float *const xs[], PetscInt nout, Vec y[], float *const ys[])
+{
+  PetscLogEvent fwd, bwd;
+
+  PetscFunctionBegin;
+  PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
+  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscUseTypeMethod(l, forwardmultisingle, n, nin, x, xs, nout, y, ys);
+  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNLayerBackwardMultiSingle - NNLayerBackwardMulti() on float activations: every dxs[k] that is not NULL is overwritten
+*/
+PetscErrorCode NNLayerBackwardMultiSingle(NNLayer l, PetscInt n, PetscInt nin, Vec x[], PetscInt nout, Vec y[], const float *const dys[], float *const dxs[])
+{
+  PetscLogEvent fwd, bwd;
+
+  PetscFunctionBegin;
+  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
+  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscUseTypeMethod(l, backwardmultisingle, n, nin, x, nout, y, dys, dxs);
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }

@@ -1,11 +1,6 @@
-/* Graph networks: the forward and backward passes (set-up and the layout of act[]: nngraph.c). */
+/* Graph networks: the forward and backward passes (set-up and the layout of act[]: nngraph.c; in single precision:
+   nnprecision.c, with the same order, wiring and layerdone calls). */
 #include <petnn/private/nnimpl.h>
-
-/* the Vec of node v: the staged input x0 for node 0 */
-static inline Vec NNGraphAct(NN net, PetscInt v, Vec x0)
-{
-  return v ? net->act[v] : x0;
-}
 
 /* forward through the layers in topological order, the parameter arrays already distributed; a rank
    computing a shard of a larger batch skips the other samples' random numbers around each layer */
@@ -15,6 +10,10 @@ PetscErrorCode NNGraphForward(NN net, PetscInt n, Vec x0)
   Vec      *x = net->graph.work, *y = net->graph.work + net->graph.maxio;
 
   PetscFunctionBegin;
+  if (net->prec.type == NN_PRECISION_SINGLE) { /* on the float activations (src/nn/interface/nnprecision.c) */
+    PetscCall(NNSingleGraphForward(net, n, x0));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt t = 0; t < net->nlayers; t++) {
     PetscInt i = net->graph.order[t], k0 = net->graph.inptr[i], nin = net->graph.inptr[i + 1] - k0;
     PetscInt p0 = net->graph.outptr[i], nout = net->graph.outptr[i + 1] - p0, draws = 0;
@@ -48,7 +47,7 @@ static PetscErrorCode NNGraphNeed(NN net, PetscBool needdx)
 }
 
 /* g += s on the entries a pass of n samples uses: the rank's whole array for spatial (DMDA) activations */
-static PetscErrorCode NNGraphAddGradient(NN net, PetscInt v, PetscInt n, Vec g, Vec s)
+PetscErrorCode NNGraphAddGradient(NN net, PetscInt v, PetscInt n, Vec g, Vec s)
 {
   DM                 dm;
   PetscInt           len;
@@ -73,7 +72,7 @@ static PetscErrorCode NNGraphAddGradient(NN net, PetscInt v, PetscInt n, Vec g, 
 
 /* the layers' parameter slices lie in list order: once layers low .. L-1 are all done, the gradient from
    layer low's first parameter on is final, which is what the layerdone callback (data parallelism) says */
-static PetscErrorCode NNGraphLayerDone(NN net, PetscInt i, PetscInt *low, PetscScalar *dtheta)
+PetscErrorCode NNGraphLayerDone(NN net, PetscInt i, PetscInt *low, PetscScalar *dtheta)
 {
   NNBackwardCallbacks *cb = &net->pass.backward;
 
@@ -122,6 +121,10 @@ PetscErrorCode NNGraphBackward(NN net, PetscInt n, Vec x0, Vec dx0, PetscScalar 
   PetscCall(NNGraphNeed(net, dx0 ? PETSC_TRUE : PETSC_FALSE));
   if (net->dev.type != NN_DEVICE_CPU) { /* the same wiring on device arrays (src/nn/interface/nndevicegraph_cuda.c) */
     PetscCall(NNDeviceBackward(net, n, x0, dx0, dtheta, net->graph.need));
+    PetscFunctionReturn(0);
+  }
+  if (net->prec.type == NN_PRECISION_SINGLE) { /* the same order and sums on the float gradients (src/nn/interface/nnprecision.c) */
+    PetscCall(NNSingleGraphBackward(net, n, x0, dx0, dtheta));
     PetscFunctionReturn(0);
   }
   for (PetscInt i = 0; i < net->nlayers; i++) net->graph.done[i] = PETSC_FALSE;
