@@ -285,7 +285,7 @@ PETSC_INTERN PetscErrorCode NNSetBackwardCallbacks(NN, const NNBackwardCallbacks
 PETSC_INTERN PetscErrorCode NNSetRandomShard(NN, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode NNLayerGetRandomDraws(NNLayer, PetscInt *);
 
-/* single precision (src/nn/interface/nnprecision.c) */
+/* single precision (src/nn/interface/nnprecision.c; the passes in nnsinglepass.c and, for graph networks, nnsinglegraph.c) */
 PETSC_INTERN PetscErrorCode NNPrecisionSetUp(NN);
 PETSC_INTERN PetscErrorCode NNPrecisionReset(NN);
 PETSC_INTERN PetscErrorCode NNPrecisionView(NN, PetscViewer);
@@ -293,6 +293,12 @@ PETSC_INTERN PetscErrorCode NNSingleForwardLayers(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNSingleBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 PETSC_INTERN PetscErrorCode NNSingleGraphForward(NN, PetscInt, Vec);
 PETSC_INTERN PetscErrorCode NNSingleGraphBackward(NN, PetscInt, Vec, Vec, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNSingleRoundVec(PetscInt, Vec, float *);           /* a double activation rounded in place, its float copy kept */
+PETSC_INTERN PetscErrorCode NNSingleVecToFloat(PetscInt, Vec, float *);
+PETSC_INTERN PetscErrorCode NNSingleFloatToVec(PetscInt, const float *, Vec);
+PETSC_INTERN PetscErrorCode NNSingleLength(NN, PetscInt, PetscInt, Vec, PetscInt *); /* the entries of activation i a pass over n samples uses */
+PETSC_INTERN PetscErrorCode NNSingleParameters(NN);                             /* the float parameter copy, made for every pass */
+PETSC_INTERN PetscErrorCode NNSingleAddGradient(NNLayer, PetscInt, PetscScalar *);
 
 /* the device (src/nn/interface/nndevice.c; the CUDA parts in nndevice_cuda.c, built with PETNN_HAVE_CUDA) */
 PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, PetscOptionItems *);
