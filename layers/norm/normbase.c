@@ -244,6 +244,7 @@ PetscErrorCode NNNormCreateBase(NNLayer l, NNNormKind kind)
   p->eps                  = 1e-5;
   p->affine               = kind == NN_NORM_INSTANCE ? PETSC_FALSE : PETSC_TRUE;
   l->data                 = p;
+  l->forwardstate         = PETSC_TRUE; /* backward reads the statistics of the last forward pass */
   l->ops->initialize      = NNLayerInitialize_Norm;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Norm;
   l->ops->reset           = NNLayerReset_Norm;
