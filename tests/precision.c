@@ -101,6 +101,24 @@ static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
   PetscFunctionReturn(0);
 }
 
+/* the layer types that must run float passes of their own (not their double passes on converted activations) */
+static PetscErrorCode CheckFloatPasses(NN net, const char label[])
+{
+  const char *const types[] = {NNLAYERBATCHNORM1D, NNLAYERBATCHNORM2D, NNLAYERBATCHNORM3D, NNLAYERGROUPNORM, NNLAYERINSTANCENORM, NNLAYERLAYERNORM};
+  const NNLayer    *layers;
+  PetscInt          nl;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetLayers(net, &nl, &layers));
+  for (PetscInt i = 0; i < nl; i++)
+    for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(types); k++) {
+      PetscBool same;
+      PetscCall(PetscObjectTypeCompare((PetscObject)layers[i], types[k], &same));
+      PetscCheck(!same || (layers[i]->ops->forwardsingle && layers[i]->ops->backwardsingle), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: layer %s (%s) has no float passes", label, ((PetscObject)layers[i])->name, types[k]);
+    }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
 {
   char       prefix[16];
@@ -163,6 +181,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(Run(net, x, t, &rng0, buf0, &rd));
   PetscCall(NNSetPrecision(net, NN_PRECISION_SINGLE));
   PetscCall(Run(net, x, t, &rng0, buf0, &rs));
+  PetscCall(CheckFloatPasses(net, c->label));
   d[0] = PetscAbsReal(rs.L - rd.L) / PetscMax(PetscAbsReal(rd.L), 1e-300);
   PetscCall(NNTestRelDiff(rd.y, rs.y, &d[1]));
   PetscCall(NNTestRelDiff(rd.dx, rs.dx, &d[2]));
@@ -291,6 +310,22 @@ static const Case cases[] = {
   {"upsample",                 CNN_IN "-nn_layers sp,up,sf,fc -up_type upsample -up_scale 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv_transpose2d",         CNN_IN "-nn_layers sp,ct,sf,fc -ct_type conv_transpose2d -ct_filters 2 -ct_kernel 3 -ct_stride 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"group_norm",               CNN_IN "-nn_layers sp,gn,sf,fc -gn_type group_norm -gn_groups 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  /* the normalization layers' float passes (statistics and sums in double); -nn_batch_size 8 with the 5 samples of a
+     run: a partial batch, whose unused slots must not count */
+  {"batchnorm1d, partial batch (training mode)", "-nn_input_shape 4 -nn_batch_size 8 -nn_layers fc1,bn,act,fc2 -fc1_type dense -fc1_units 6 -fc1_bias 0 -bn_type batchnorm1d -act_type tanh -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"batchnorm2d (eval mode)",  CNN_IN "-nn_layers sp,bn,act,sf,fc -bn_type batchnorm2d -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_FALSE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"batchnorm2d, partial batch", CNN_IN "-nn_batch_size 8 -nn_layers sp,bn,act,sf,fc -bn_type batchnorm2d -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"batchnorm3d",              "-nn_input_shape 2,4,4,4 -sp_type to_spatial -nn_layers sp,bn,act,sf,fc -bn_type batchnorm3d -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"group_norm 2 groups, partial batch", "-nn_input_shape 4,8,8 -sp_type to_spatial -nn_batch_size 8 -nn_layers sp,gn,act,sf,fc -gn_type group_norm -gn_groups 2 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"group_norm on (C,L) samples", "-nn_input_shape 4,6 -nn_layers gn,fl,fc -gn_type group_norm -gn_groups 2 -fl_type flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"instance_norm (affine)",   CNN_IN "-nn_layers sp,in,act,sf,fc -in_type instance_norm -in_affine -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"instance_norm on (C,L) samples, partial batch", "-nn_input_shape 3,7 -nn_batch_size 8 -nn_layers in,fl,fc -in_type instance_norm -fl_type flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"layer_norm",               "-nn_input_shape 4 -nn_layers fc1,ln,act,fc2 -fc1_type dense -fc1_units 6 -ln_type layer_norm -act_type tanh -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"layer_norm on the DMDA, partial batch", "-nn_input_shape 4,8,8 -sp_type to_spatial -nn_batch_size 8 -nn_layers sp,ln,act,sf,fc -ln_type layer_norm -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"layer_norm without affine on (C,L) samples", "-nn_input_shape 4,5 -nn_layers ln,fl,fc -ln_type layer_norm -ln_affine 0 -fl_type flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  /* a normalization's backward reads its last forward pass's statistics, so an ODE block with one in f takes its double
+     passes (the float block runs all stages forward before their backward passes) */
+  {"ode (rk4) with layer_norm in f: double passes", "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ln,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ln_type layer_norm -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"conv2d 3x3, 16 channels (Winograd)", "-nn_input_shape 16,8,8 -sp_type to_spatial -nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 3 -cv_padding 1 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 3e-3, 3e-6},
   {"conv2d 5x5, 32 channels (Winograd)", "-nn_input_shape 32,8,8 -sp_type to_spatial -nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 5 -cv_padding 2 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 3e-3, 3e-6},
   {"conv2d 5x5, 32 channels, -winograd 0", "-nn_input_shape 32,8,8 -sp_type to_spatial -nn_layers sp,cv,act,sf,fc -cv_type conv2d -cv_filters 4 -cv_kernel 5 -cv_padding 2 -cv_winograd 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},

@@ -14,6 +14,11 @@
    communicator over which the partial sums are added (MPI_COMM_NULL: none). The spatial types
    (layers/norm/batchnormspatial.c) run their own kernels over channels-last runs; the tensors,
    options, setters and running statistics of both are layers/norm/batchnormbase.c.
+
+   Single precision (-nn_precision single): the same passes (batchnorm_passes.h, compiled in double and in
+   float) on float activations with the float parameter copy. The sums, the statistics and xhat stay double,
+   each output is rounded to float once, and the running statistics are the double buffers, updated as in
+   double.
 */
 #include "batchnorm.h"
 
@@ -37,97 +42,12 @@ static PetscErrorCode NNBatchNormAllreduce(MPI_Comm comm, PetscInt C, PetscScala
   PetscFunctionReturn(0);
 }
 
-/*
-   NNBatchNormChannelSums - per-channel sums of d = x - shift and (optionally) of d^2 over the
-   layout [n][C][inner], reduced over comm.  shift may be NULL (zero).  With shift = the mean from
-   a first pass this is the corrected two-pass variance: var = s2/m - (s1/m)^2, accurate even when
-   |mean| >> std.
-*/
-static PetscErrorCode NNBatchNormChannelSums(MPI_Comm comm, PetscInt n, PetscInt C, PetscInt inner, const PetscScalar *x, const PetscScalar *shift, PetscScalar *sum, PetscScalar *sumsq)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscArrayzero(sum, C));
-  if (sumsq) PetscCall(PetscArrayzero(sumsq, C));
-  for (PetscInt s = 0; s < n; s++) {
-    for (PetscInt c = 0; c < C; c++) {
-      const PetscScalar *xc = x + (s * C + c) * inner;
-      const PetscScalar  k  = shift ? shift[c] : 0.0;
-      PetscScalar        a = 0, b = 0;
-      for (PetscInt i = 0; i < inner; i++) {
-        PetscScalar d = xc[i] - k;
-        a += d;
-        b += d * d;
-      }
-      sum[c] += a;
-      if (sumsq) sumsq[c] += b;
-    }
-  }
-  PetscCall(PetscLogFlops((sumsq ? 4.0 : 2.0) * n * C * inner));
-  PetscCall(NNBatchNormAllreduce(comm, C, sum, sumsq));
-  PetscFunctionReturn(0);
-}
-
-/*
-   NNBatchNormGradSums - per-channel sums of dy and of dy*xhat over the layout [n][C][inner],
-   reduced over comm: the gradients of beta and gamma, and the two terms of the batch-statistics
-   input gradient.
-*/
-static PetscErrorCode NNBatchNormGradSums(MPI_Comm comm, PetscInt n, PetscInt C, PetscInt inner, const PetscScalar *dy, const PetscScalar *xhat, PetscScalar *sumdy, PetscScalar *sumdyxhat)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscArrayzero(sumdy, C));
-  PetscCall(PetscArrayzero(sumdyxhat, C));
-  for (PetscInt s = 0; s < n; s++) {
-    for (PetscInt c = 0; c < C; c++) {
-      const PetscScalar *g = dy + (s * C + c) * inner, *h = xhat + (s * C + c) * inner;
-      PetscScalar        a = 0, b = 0;
-      for (PetscInt i = 0; i < inner; i++) {
-        a += g[i];
-        b += g[i] * h[i];
-      }
-      sumdy[c] += a;
-      sumdyxhat[c] += b;
-    }
-  }
-  PetscCall(PetscLogFlops(3.0 * n * C * inner));
-  PetscCall(NNBatchNormAllreduce(comm, C, sumdy, sumdyxhat));
-  PetscFunctionReturn(0);
-}
-
-/* xhat = (x - mean) invstd and y = gamma xhat + beta, per channel, over the layout [n][C][inner] */
-static void NNBatchNormApply(PetscInt n, PetscInt C, PetscInt inner, const PetscScalar *x, const PetscScalar *mean, const PetscScalar *invstd, const PetscScalar *gamma, const PetscScalar *beta, PetscScalar *xhat, PetscScalar *y)
-{
-  for (PetscInt s = 0; s < n; s++) {
-    for (PetscInt c = 0; c < C; c++) {
-      PetscInt off = (s * C + c) * inner;
-      for (PetscInt i = 0; i < inner; i++) {
-        xhat[off + i] = (x[off + i] - mean[c]) * invstd[c];
-        y[off + i]    = gamma[c] * xhat[off + i] + beta[c];
-      }
-    }
-  }
-}
-
-/*
-   NNBatchNormInputGradient - dx for the given per-channel sums, m values per channel:
-     batch statistics: dx = gamma invstd (dy - sumdy/m - xhat sumdyxhat/m)
-     fixed statistics (sumdy = sumdyxhat = NULL): dx = gamma invstd dy
-*/
-static void NNBatchNormInputGradient(PetscInt n, PetscInt C, PetscInt inner, PetscReal m, const PetscScalar *dy, const PetscScalar *xhat, const PetscScalar *gamma, const PetscScalar *invstd, const PetscScalar *sumdy, const PetscScalar *sumdyxhat, PetscScalar *dx)
-{
-  for (PetscInt s = 0; s < n; s++) {
-    for (PetscInt c = 0; c < C; c++) {
-      PetscInt    off = (s * C + c) * inner;
-      PetscScalar g   = gamma[c] * invstd[c];
-      if (sumdy) {
-        PetscScalar a = sumdy[c] / m, b = sumdyxhat[c] / m;
-        for (PetscInt i = 0; i < inner; i++) dx[off + i] = g * (dy[off + i] - a - xhat[off + i] * b);
-      } else {
-        for (PetscInt i = 0; i < inner; i++) dx[off + i] = g * dy[off + i];
-      }
-    }
-  }
-}
+/* the sums, the normalization and the two passes in double and in float */
+#include <petnn/private/nnrealdouble.h>
+#include "batchnorm_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "batchnorm_passes.h"
+#include <petnn/private/nnrealundef.h>
 
 /* ---------------------------------------------------------------- the layer */
 
@@ -159,51 +79,30 @@ static PetscErrorCode NNLayerReset_BatchNorm1d(NNLayer l)
 
 static PetscErrorCode NNLayerForward_BatchNorm1d(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
-  NNLayer_BatchNorm *bn = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C  = bn->p.C;
-  const PetscScalar *gamma = l->theta, *beta = l->theta + C;
-  PetscScalar       *rmean = l->buf, *rvar = l->buf + C, *nbt = l->buf + 2 * C;
-
   PetscFunctionBegin;
-  bn->batchstats = l->training;
-  if (l->training) {
-    PetscReal m = (PetscReal)n; /* values per channel (times inner, and summed over a group, when spatial) */
-    PetscCheck(n > 1, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Batch-norm layer %s in training mode needs more than 1 value per channel, got a batch of %" PetscInt_FMT " (use a larger batch or evaluation mode)", ((PetscObject)l)->name, n);
-    /* corrected two-pass statistics: the mean, then the centered sums */
-    PetscCall(NNBatchNormChannelSums(MPI_COMM_NULL, n, C, 1, x, NULL, bn->s1, NULL));
-    for (PetscInt c = 0; c < C; c++) bn->mean[c] = bn->s1[c] / m;
-    PetscCall(NNBatchNormChannelSums(MPI_COMM_NULL, n, C, 1, x, bn->mean, bn->s1, bn->s2));
-    for (PetscInt c = 0; c < C; c++) {
-      PetscScalar d   = bn->s1[c] / m;
-      PetscReal   var = PetscMax(PetscRealPart(bn->s2[c] / m - d * d), 0.0); /* biased */
-      bn->mean[c] += d;
-      NNBatchNormTrainingStats(&bn->p, c, bn->mean[c], var, m, bn->invstd, rmean, rvar);
-    }
-    nbt[0] += 1;
-  } else NNBatchNormRunningStats(&bn->p, rmean, rvar, bn->mean, bn->invstd);
-  NNBatchNormApply(n, C, 1, x, bn->mean, bn->invstd, gamma, beta, bn->xhat, y);
-  PetscCall(PetscLogFlops(4.0 * n * C));
+  PetscCall(NNBatchNormForward(l, n, l->theta, x, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackward_BatchNorm1d(NNLayer l, PetscInt n, const PetscScalar *x PETSC_UNUSED, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
-  NNLayer_BatchNorm *bn    = (NNLayer_BatchNorm *)l->data;
-  PetscInt           C     = bn->p.C;
-  const PetscScalar *gamma = l->theta;
-  PetscScalar       *dgamma = l->dtheta, *dbeta = l->dtheta + C;
-
   PetscFunctionBegin;
-  PetscCall(NNBatchNormGradSums(MPI_COMM_NULL, n, C, 1, dy, bn->xhat, bn->s1, bn->s2));
-  for (PetscInt c = 0; c < C; c++) {
-    dgamma[c] += bn->s2[c];
-    dbeta[c] += bn->s1[c];
-  }
-  if (dx) {
-    if (bn->batchstats) NNBatchNormInputGradient(n, C, 1, (PetscReal)n, dy, bn->xhat, gamma, bn->invstd, bn->s1, bn->s2, dx);
-    else NNBatchNormInputGradient(n, C, 1, (PetscReal)n, dy, bn->xhat, gamma, bn->invstd, NULL, NULL, dx);
-    PetscCall(PetscLogFlops((bn->batchstats ? 5.0 : 2.0) * n * C));
-  }
+  PetscCall(NNBatchNormBackward(l, n, l->theta, l->dtheta, dy, dx));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): the float parameter copy and gradient (src/layer/interface/layersingle.c) */
+static PetscErrorCode NNLayerForwardSingle_BatchNorm1d(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  PetscFunctionBegin;
+  PetscCall(NNBatchNormForwardSingle(l, n, l->stheta, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_BatchNorm1d(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  PetscFunctionBegin;
+  PetscCall(NNBatchNormBackwardSingle(l, n, l->stheta, l->sdtheta, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -243,6 +142,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_BatchNorm1d(NNLayer l)
   l->ops->reset    = NNLayerReset_BatchNorm1d;
   l->ops->forward  = NNLayerForward_BatchNorm1d;
   l->ops->backward = NNLayerBackward_BatchNorm1d;
+  l->ops->forwardsingle  = NNLayerForwardSingle_BatchNorm1d;
+  l->ops->backwardsingle = NNLayerBackwardSingle_BatchNorm1d;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */
   l->ops->forwarddevice  = NNLayerForwardDevice_BatchNorm;
   l->ops->backwarddevice = NNLayerBackwardDevice_BatchNorm;

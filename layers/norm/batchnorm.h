@@ -1,7 +1,8 @@
 /*
    Private to the batch-norm layers: layers/norm/batchnorm.c (batchnorm1d), layers/norm/batchnormspatial.c
    (batchnorm2d, batchnorm3d) and layers/norm/batchnormbase.c (what they share: tensors, initial values,
-   options, setters, the running statistics).
+   options, setters, the running statistics); their passes in double and in float are the precision templates
+   layers/norm/batchnorm_passes.h and layers/norm/batchnormspatial_passes.h.
 */
 #pragma once
 

@@ -132,6 +132,7 @@ PetscErrorCode NNBatchNormCreateBase(NNLayer l)
   PetscFunctionBegin;
   p->momentum            = 0.1;
   p->eps                 = 1e-5;
+  l->forwardstate        = PETSC_TRUE; /* backward reads the statistics of the last forward pass */
   l->ops->initialize     = NNLayerInitialize_BatchNorm;
   l->ops->setfromoptions = NNLayerSetFromOptions_BatchNorm;
   l->ops->destroy        = NNLayerDestroy_BatchNorm;

@@ -32,6 +32,11 @@
      the gradients of beta and gamma (already summed over the ranks) and the batch-statistics
      input gradient dx = gamma invstd (dy - sum(dy)/m - xhat sum(dy xhat)/m).
    xhat is recomputed from the forward input x in backward (no activation-sized workspace).
+
+   Single precision (-nn_precision single): the same kernels and passes (batchnormspatial_passes.h, compiled in
+   double and in float) on float arrays in the DMDA's global layout with the float parameter copy. The sums,
+   the (count, mean, M2) triples, the coefficients and the running statistics stay double, so the reductions
+   over the ranks are those of the double passes; each output is rounded to float once.
 */
 #include "batchnorm.h"
 
@@ -102,61 +107,6 @@ static void MPIAPI NNBatchNormStatsCombine(void *in, void *inout, int *len, MPI_
 /* ---------------------------------------------------------------- kernels over the runs [s][c] of the rank's pixels
    x[p*D + i], i < L = n*C: the n used slots of pixel p (D = nbatch*C); per-slot arrays have length L */
 
-/* acc[i] += sum_p x[p][i] */
-static void NNBNSumRuns(PetscInt npix, PetscInt D, PetscInt L, const PetscScalar *PETSC_RESTRICT x, PetscScalar *PETSC_RESTRICT acc)
-{
-  for (PetscInt p = 0; p < npix; p++) {
-    const PetscScalar *PETSC_RESTRICT xr = x + p * D;
-    for (PetscInt i = 0; i < L; i++) acc[i] += xr[i];
-  }
-}
-
-/* a1[i] += sum_p d, a2[i] += sum_p d^2 with d = x[p][i] - mu[i] */
-static void NNBNCenteredSums(PetscInt npix, PetscInt D, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT mu, PetscScalar *PETSC_RESTRICT a1, PetscScalar *PETSC_RESTRICT a2)
-{
-  for (PetscInt p = 0; p < npix; p++) {
-    const PetscScalar *PETSC_RESTRICT xr = x + p * D;
-    for (PetscInt i = 0; i < L; i++) {
-      PetscScalar d = xr[i] - mu[i];
-      a1[i] += d;
-      a2[i] += d * d;
-    }
-  }
-}
-
-/* a1[i] += sum_p g, a2[i] += sum_p g (x - mu[i]) */
-static void NNBNGradSums(PetscInt npix, PetscInt D, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT g, const PetscScalar *PETSC_RESTRICT mu, PetscScalar *PETSC_RESTRICT a1, PetscScalar *PETSC_RESTRICT a2)
-{
-  for (PetscInt p = 0; p < npix; p++) {
-    const PetscScalar *PETSC_RESTRICT xr = x + p * D, *PETSC_RESTRICT gr = g + p * D;
-    for (PetscInt i = 0; i < L; i++) {
-      a1[i] += gr[i];
-      a2[i] += gr[i] * (xr[i] - mu[i]);
-    }
-  }
-}
-
-/*
-   the per-slot affine maps of the forward and backward passes, slots s >= n set to zero:
-     g == NULL:           y[p][i] = a[i] (x[p][i] - mu[i]) + b[i]
-     g != NULL:           y[p][i] = u[i] g[p][i] + a[i] (x[p][i] - mu[i]) + b[i]
-     g != NULL, a == NULL: y[p][i] = u[i] g[p][i]
-*/
-static void NNBNApply(PetscInt npix, PetscInt D, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT mu, const PetscScalar *PETSC_RESTRICT a, const PetscScalar *PETSC_RESTRICT b, const PetscScalar *PETSC_RESTRICT g, const PetscScalar *PETSC_RESTRICT u, PetscScalar *PETSC_RESTRICT y)
-{
-  for (PetscInt p = 0; p < npix; p++) {
-    const PetscScalar *PETSC_RESTRICT xr = x + p * D, *PETSC_RESTRICT gr = g ? g + p * D : NULL;
-    PetscScalar *PETSC_RESTRICT       yr = y + p * D;
-    if (!g)
-      for (PetscInt i = 0; i < L; i++) yr[i] = a[i] * (xr[i] - mu[i]) + b[i];
-    else if (a)
-      for (PetscInt i = 0; i < L; i++) yr[i] = u[i] * gr[i] + a[i] * (xr[i] - mu[i]) + b[i];
-    else
-      for (PetscInt i = 0; i < L; i++) yr[i] = u[i] * gr[i];
-    for (PetscInt i = L; i < D; i++) yr[i] = 0; /* slots s >= n */
-  }
-}
-
 /* out[c] = sum_s acc[s*C + c] */
 static void NNBNFold(PetscInt n, PetscInt C, const PetscScalar *acc, PetscScalar *out)
 {
@@ -172,35 +122,12 @@ static void NNBNExpand(PetscInt n, PetscInt C, const PetscScalar *v, PetscScalar
     for (PetscInt c = 0; c < C; c++) e[s * C + c] = v[c];
 }
 
-/*
-   count, mean and centered sum of squares of each channel over the rank's values (slots s < n of
-   its npix pixels) into bn->stats. Corrected two-pass: the mean, then the sums of d = x - mean and
-   d^2 (the sum of d corrects the rounding of the first mean).
-*/
-static PetscErrorCode NNBatchNormSpatialLocalStats(NNLayer_BatchNormSpatial *bn, PetscInt npix, PetscInt nb, PetscInt n, const PetscScalar *x)
-{
-  PetscInt  C = bn->p.C, D = nb * C, L = n * C;
-  PetscReal cnt = (PetscReal)npix * (PetscReal)n;
-
-  PetscFunctionBegin;
-  PetscCall(PetscArrayzero(bn->acc1, L));
-  NNBNSumRuns(npix, D, L, x, bn->acc1);
-  NNBNFold(n, C, bn->acc1, bn->s1);
-  for (PetscInt c = 0; c < C; c++) bn->mean[c] = cnt > 0 ? bn->s1[c] / cnt : 0.0;
-  NNBNExpand(n, C, bn->mean, bn->mue);
-  PetscCall(PetscArrayzero(bn->acc1, L));
-  PetscCall(PetscArrayzero(bn->acc2, L));
-  NNBNCenteredSums(npix, D, L, x, bn->mue, bn->acc1, bn->acc2);
-  NNBNFold(n, C, bn->acc1, bn->s1);
-  NNBNFold(n, C, bn->acc2, bn->s2);
-  for (PetscInt c = 0; c < C; c++) {
-    bn->stats[3 * c]     = cnt;
-    bn->stats[3 * c + 1] = cnt > 0 ? PetscRealPart(bn->mean[c] + bn->s1[c] / cnt) : 0.0;
-    bn->stats[3 * c + 2] = cnt > 0 ? PetscMax(PetscRealPart(bn->s2[c] - bn->s1[c] * bn->s1[c] / cnt), 0.0) : 0.0;
-  }
-  PetscCall(PetscLogFlops(5.0 * npix * L));
-  PetscFunctionReturn(0);
-}
+/* the kernels, the local statistics and the two passes in double and in float */
+#include <petnn/private/nnrealdouble.h>
+#include "batchnormspatial_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "batchnormspatial_passes.h"
+#include <petnn/private/nnrealundef.h>
 
 /* stats [C][3] (count, mean, M2) of the rank's values combined over the layer's ranks as the forward pass does (the
    device passes on activations split over ranks, layers/norm/norm_cuda.c) */
@@ -278,87 +205,69 @@ static PetscErrorCode NNBatchNormSpatialLocalPixels(NNLayer l, Vec x, PetscInt *
 
 static PetscErrorCode NNLayerForwardVec_BatchNormSpatial(NNLayer l, PetscInt n, Vec x, Vec y)
 {
-  NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
-  MPI_Comm                  comm = PetscObjectComm((PetscObject)l);
-  PetscInt                  C = bn->p.C, nb = l->nbatch, D = nb * C, npix;
-  PetscReal                 m = (PetscReal)n * (PetscReal)(NNShapeSize(&l->inshape) / C); /* values per channel */
-  const PetscScalar        *gamma = l->theta, *beta = l->theta + C, *xa;
-  PetscScalar              *rmean = l->buf, *rvar = l->buf + C, *nbt = l->buf + 2 * C, *ya, *a = bn->s1;
+  PetscInt           npix;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
 
   PetscFunctionBegin;
   PetscCall(NNBatchNormSpatialLocalPixels(l, x, &npix));
   PetscCall(VecGetArrayRead(x, &xa));
-  bn->batchstats = l->training;
-  if (l->training) {
-    PetscCheck(m > 1, comm, PETSC_ERR_ARG_SIZ, "Batch-norm layer %s in training mode needs more than 1 value per channel, got %g (batch %" PetscInt_FMT " x pixels); use a larger batch or evaluation mode", ((PetscObject)l)->name, (double)m, n);
-    PetscCall(NNBatchNormSpatialLocalStats(bn, npix, nb, n, xa));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bn->stats, (PetscMPIInt)C, bn->stattype, bn->statop, comm));
-    PetscCheck(bn->stats[0] == m, comm, PETSC_ERR_PLIB, "Batch-norm layer %s: the ranks hold %g values per channel, expected %g", ((PetscObject)l)->name, (double)bn->stats[0], (double)m);
-    for (PetscInt c = 0; c < C; c++) {
-      PetscReal var = bn->stats[3 * c + 2] / m; /* biased */
-      bn->mean[c]   = bn->stats[3 * c + 1];
-      NNBatchNormTrainingStats(&bn->p, c, bn->mean[c], var, m, bn->invstd, rmean, rvar);
-    }
-    nbt[0] += 1;
-  } else NNBatchNormRunningStats(&bn->p, rmean, rvar, bn->mean, bn->invstd);
-  for (PetscInt c = 0; c < C; c++) a[c] = gamma[c] * bn->invstd[c];
-  NNBNExpand(n, C, a, bn->ae);
-  NNBNExpand(n, C, beta, bn->be);
-  NNBNExpand(n, C, bn->mean, bn->mue);
   PetscCall(VecGetArrayWrite(y, &ya));
-  NNBNApply(npix, D, n * C, xa, bn->mue, bn->ae, bn->be, NULL, NULL, ya);
+  PetscCall(NNBatchNormSpatialForward(l, n, npix, l->theta, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscCall(PetscLogFlops(3.0 * npix * n * C));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackwardVec_BatchNormSpatial(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
-  NNLayer_BatchNormSpatial *bn = (NNLayer_BatchNormSpatial *)l->data;
-  PetscInt                  C = bn->p.C, nb = l->nbatch, D = nb * C, L = n * C, npix;
-  PetscReal                 m     = (PetscReal)n * (PetscReal)(NNShapeSize(&l->inshape) / C);
-  const PetscScalar        *gamma = l->theta, *xa, *dya;
-  PetscScalar              *dgamma = l->dtheta, *dbeta = l->dtheta + C, *sdy = bn->sums, *sdx = bn->sums + C, *dxa;
-  PetscMPIInt               cnt;
+  PetscInt           npix;
+  const PetscScalar *xa, *dya;
+  PetscScalar       *dxa = NULL;
 
   PetscFunctionBegin;
   PetscCall(NNBatchNormSpatialLocalPixels(l, x, &npix));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
-  /* sum dy and sum dy (x - mean) over the rank's values, then over the ranks */
-  PetscCall(PetscArrayzero(bn->acc1, L));
-  PetscCall(PetscArrayzero(bn->acc2, L));
-  NNBNGradSums(npix, D, L, xa, dya, bn->mue, bn->acc1, bn->acc2);
-  NNBNFold(n, C, bn->acc1, sdy);
-  NNBNFold(n, C, bn->acc2, sdx);
-  PetscCall(PetscMPIIntCast(2 * C, &cnt));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bn->sums, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
-  for (PetscInt c = 0; c < C; c++) {
-    sdx[c] *= bn->invstd[c]; /* sum dy xhat */
-    dgamma[c] += sdx[c];
-    dbeta[c] += sdy[c];
-  }
-  PetscCall(PetscLogFlops(4.0 * npix * L));
-  if (dx) {
-    /* dx = u dy + w (x - mean) + v: u = gamma invstd, v = -u sum(dy)/m, w = -u invstd sum(dy xhat)/m;
-       fixed statistics (eval mode): dx = u dy */
-    PetscScalar *u = bn->s1, *v = bn->s2, *w = sdy; /* w overwrites sdy[c] after v[c] has used it */
-    for (PetscInt c = 0; c < C; c++) {
-      u[c] = gamma[c] * bn->invstd[c];
-      v[c] = -u[c] * sdy[c] / m;
-      w[c] = -u[c] * bn->invstd[c] * sdx[c] / m;
-    }
-    NNBNExpand(n, C, u, bn->acc1);
-    NNBNExpand(n, C, w, bn->ae);
-    NNBNExpand(n, C, v, bn->be);
-    PetscCall(VecGetArrayWrite(dx, &dxa));
-    NNBNApply(npix, D, L, xa, bn->mue, bn->batchstats ? bn->ae : NULL, bn->be, dya, bn->acc1, dxa);
-    PetscCall(VecRestoreArrayWrite(dx, &dxa));
-    PetscCall(PetscLogFlops((bn->batchstats ? 5.0 : 1.0) * npix * L));
-  }
+  if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
+  PetscCall(NNBatchNormSpatialBackward(l, n, npix, l->theta, l->dtheta, xa, dya, dxa));
+  if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): float arrays in the global layout of the input DMDA, whose owned box gives
+   the rank's pixels; the float parameter copy and gradient (src/layer/interface/layersingle.c) */
+static PetscErrorCode NNBatchNormSpatialOwnedPixels(NNLayer l, PetscInt *npix)
+{
+  DM       da;
+  PetscInt xm, ym, zm;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialGetInputDA(l, &da));
+  PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
+  *npix = xm * ym * zm;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerForwardSingle_BatchNormSpatial(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  PetscInt npix = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNBatchNormSpatialOwnedPixels(l, &npix));
+  PetscCall(NNBatchNormSpatialForwardSingle(l, n, npix, l->stheta, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_BatchNormSpatial(NNLayer l, PetscInt n, const float *x, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  PetscInt npix = 0;
+
+  PetscFunctionBegin;
+  PetscCall(NNBatchNormSpatialOwnedPixels(l, &npix));
+  PetscCall(NNBatchNormSpatialBackwardSingle(l, n, npix, l->stheta, l->sdtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -387,6 +296,8 @@ static PetscErrorCode NNLayerCreate_BatchNormSpatial(NNLayer l, PetscInt nd)
   l->ops->reset           = NNLayerReset_BatchNormSpatial;
   l->ops->forwardvec      = NNLayerForwardVec_BatchNormSpatial;
   l->ops->backwardvec     = NNLayerBackwardVec_BatchNormSpatial;
+  l->ops->forwardsingle   = NNLayerForwardSingle_BatchNormSpatial;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_BatchNormSpatial;
   l->ops->createoutputvec = NNLayerCreateOutputVec_BatchNormSpatial;
   l->ops->view            = NNLayerView_BatchNormSpatial;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/norm/norm_cuda.c */

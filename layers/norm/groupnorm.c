@@ -18,21 +18,12 @@
    channel) sums of dy and dy (x - mean) reduced once over the ranks give
      dbias[c] = sum dy,  dweight[c] = sum dy xhat,
      dx = rstd (w dy - sum_g(w dy)/m - xhat sum_g(w dy xhat)/m),   w = weight[c], m = values per group.
+
+   Single precision (-nn_precision single): the same passes (groupnorm_passes.h, compiled in double and in
+   float) on float activations with the float parameter copy; the statistics and the sums stay double (and are
+   reduced over the ranks in double), each output is rounded to float once.
 */
 #include "norm.h"
-
-/* out[s*G + g] = sum over the channels c of group g of acc[s*C + c] (times w[c] when w != NULL) */
-static void NNGroupFold(PetscInt n, PetscInt C, PetscInt G, const PetscScalar *acc, const PetscScalar *w, PetscScalar *out)
-{
-  PetscInt cg = C / G;
-
-  for (PetscInt s = 0; s < n; s++)
-    for (PetscInt g = 0; g < G; g++) {
-      PetscScalar t = 0;
-      for (PetscInt c = g * cg; c < (g + 1) * cg; c++) t += w ? w[c] * acc[s * C + c] : acc[s * C + c];
-      out[s * G + g] = t;
-    }
-}
 
 /* e[s*C + c] = v[s*G + g(c)] */
 static void NNGroupExpand(PetscInt n, PetscInt C, PetscInt G, const PetscScalar *v, PetscScalar *e)
@@ -74,40 +65,15 @@ static PetscErrorCode NNLayerSetUp_GroupNorm(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* mean[s*G+g] and rstd[s*G+g] of the first n samples (corrected two-pass, reduced over the ranks when spatial) */
-static PetscErrorCode NNGroupNormStats(NNLayer l, const NNNormLayout *lay, PetscInt n, const PetscScalar *x)
-{
-  NNNorm   *p = (NNNorm *)l->data;
-  PetscInt  C = p->C, G = p->G, L = n * C, nG = n * G;
-  PetscReal m = p->m;
-
-  PetscFunctionBegin;
-  PetscCall(PetscArrayzero(p->acc1, L));
-  NNNormSums(lay, L, x, NULL, p->acc1, NULL);
-  NNGroupFold(n, C, G, p->acc1, NULL, p->mean);
-  PetscCall(NNGroupAllreduce(l, lay, nG, p->mean));
-  for (PetscInt i = 0; i < nG; i++) p->mean[i] /= m;
-  NNGroupExpand(n, C, G, p->mean, p->mu);
-  PetscCall(PetscArrayzero(p->acc1, L));
-  PetscCall(PetscArrayzero(p->acc2, L));
-  NNNormSums(lay, L, x, p->mu, p->acc1, p->acc2);
-  NNGroupFold(n, C, G, p->acc1, NULL, p->gs);
-  NNGroupFold(n, C, G, p->acc2, NULL, p->gs + nG);
-  PetscCall(NNGroupAllreduce(l, lay, 2 * nG, p->gs));
-  for (PetscInt i = 0; i < nG; i++) {
-    PetscScalar d   = p->gs[i] / m;
-    PetscReal   var = PetscMax(PetscRealPart(p->gs[nG + i] / m - d * d), 0.0);
-    p->mean[i] += d;
-    p->rstd[i] = 1.0 / PetscSqrtReal(var + p->eps);
-  }
-  PetscCall(PetscLogFlops(5.0 * L * lay->npos));
-  PetscFunctionReturn(0);
-}
+/* the statistics and the two passes in double and in float */
+#include <petnn/private/nnrealdouble.h>
+#include "groupnorm_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "groupnorm_passes.h"
+#include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerForwardVec_GroupNorm(NNLayer l, PetscInt n, Vec x, Vec y)
 {
-  NNNorm            *p = (NNNorm *)l->data;
-  PetscInt           C = p->C, G = p->G, L = n * C;
   NNNormLayout       lay;
   const PetscScalar *xa;
   PetscScalar       *ya;
@@ -115,73 +81,50 @@ static PetscErrorCode NNLayerForwardVec_GroupNorm(NNLayer l, PetscInt n, Vec x, 
   PetscFunctionBegin;
   PetscCall(NNNormGetLayout(l, n, x, &lay));
   PetscCall(VecGetArrayRead(x, &xa));
-  PetscCall(NNGroupNormStats(l, &lay, n, xa));
-  NNGroupExpand(n, C, G, p->mean, p->mu);
-  NNGroupExpand(n, C, G, p->rstd, p->a);
-  for (PetscInt s = 0; s < n; s++)
-    for (PetscInt c = 0; c < C; c++) {
-      if (p->affine) p->a[s * C + c] *= l->theta[c];
-      p->b[s * C + c] = p->affine ? l->theta[C + c] : 0.0;
-    }
   PetscCall(VecGetArrayWrite(y, &ya));
-  NNNormApply(&lay, L, xa, p->mu, p->a, p->b, NULL, NULL, ya);
+  PetscCall(NNGroupNormForward(l, n, &lay, l->theta, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscCall(PetscLogFlops(3.0 * L * lay.npos));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackwardVec_GroupNorm(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
-  NNNorm            *p = (NNNorm *)l->data;
-  PetscInt           C = p->C, G = p->G, L = n * C, nG = n * G;
-  PetscReal          m = p->m;
   NNNormLayout       lay;
-  const PetscScalar *xa, *dya, *w = p->affine ? l->theta : NULL;
-  PetscScalar       *dxa, *S1 = p->gs, *S2 = p->gs + nG;
+  const PetscScalar *xa, *dya;
+  PetscScalar       *dxa = NULL;
 
   PetscFunctionBegin;
   PetscCall(NNNormGetLayout(l, n, x, &lay));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
-  NNGroupExpand(n, C, G, p->mean, p->mu);
-  PetscCall(PetscArrayzero(p->acc1, L));
-  PetscCall(PetscArrayzero(p->acc2, L));
-  NNNormGradSums(&lay, L, xa, dya, p->mu, p->acc1, p->acc2);
-  PetscCall(PetscArraycpy(p->gs, p->acc1, L)); /* one reduction of both */
-  PetscCall(PetscArraycpy(p->gs + L, p->acc2, L));
-  PetscCall(NNGroupAllreduce(l, &lay, 2 * L, p->gs));
-  PetscCall(PetscArraycpy(p->acc1, p->gs, L));
-  PetscCall(PetscArraycpy(p->acc2, p->gs + L, L));
-  NNGroupExpand(n, C, G, p->rstd, p->a);
-  for (PetscInt i = 0; i < L; i++) p->acc2[i] *= p->a[i]; /* sum dy xhat */
-  if (p->affine) {
-    for (PetscInt s = 0; s < n; s++)
-      for (PetscInt c = 0; c < C; c++) {
-        l->dtheta[c] += p->acc2[s * C + c];
-        l->dtheta[C + c] += p->acc1[s * C + c];
-      }
-  }
-  PetscCall(PetscLogFlops(4.0 * L * lay.npos));
-  if (dx) {
-    /* dx = u dy + a (x - mean) + v: u = w rstd, v = -rstd S1/m, a = -rstd^2 S2/m with S1 = sum_g w dy, S2 = sum_g w dy xhat */
-    NNGroupFold(n, C, G, p->acc1, w, S1);
-    NNGroupFold(n, C, G, p->acc2, w, S2);
-    for (PetscInt i = 0; i < nG; i++) {
-      S1[i] = -p->rstd[i] * S1[i] / m;
-      S2[i] = -p->rstd[i] * p->rstd[i] * S2[i] / m;
-    }
-    NNGroupExpand(n, C, G, S1, p->acc1);
-    NNGroupExpand(n, C, G, S2, p->acc2);
-    for (PetscInt s = 0; s < n; s++)
-      for (PetscInt c = 0; c < C; c++) p->u[s * C + c] = p->a[s * C + c] * (w ? w[c] : 1.0);
-    PetscCall(VecGetArrayWrite(dx, &dxa));
-    NNNormApply(&lay, L, xa, p->mu, p->acc2, p->acc1, dya, p->u, dxa);
-    PetscCall(VecRestoreArrayWrite(dx, &dxa));
-    PetscCall(PetscLogFlops(5.0 * L * lay.npos));
-  }
+  if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
+  PetscCall(NNGroupNormBackward(l, n, &lay, l->theta, l->dtheta, xa, dya, dxa));
+  if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): float arrays in the input's layout, the float parameter copy and gradient
+   (src/layer/interface/layersingle.c) */
+static PetscErrorCode NNLayerForwardSingle_GroupNorm(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  NNNormLayout lay;
+
+  PetscFunctionBegin;
+  PetscCall(NNNormGetInputLayout(l, &lay));
+  PetscCall(NNGroupNormForwardSingle(l, n, &lay, l->stheta, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_GroupNorm(NNLayer l, PetscInt n, const float *x, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  NNNormLayout lay;
+
+  PetscFunctionBegin;
+  PetscCall(NNNormGetInputLayout(l, &lay));
+  PetscCall(NNGroupNormBackwardSingle(l, n, &lay, l->stheta, l->sdtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -193,6 +136,8 @@ static PetscErrorCode NNLayerCreate_GroupNormKind(NNLayer l, NNNormKind kind)
   l->ops->setup       = NNLayerSetUp_GroupNorm;
   l->ops->forwardvec  = NNLayerForwardVec_GroupNorm;
   l->ops->backwardvec = NNLayerBackwardVec_GroupNorm;
+  l->ops->forwardsingle  = NNLayerForwardSingle_GroupNorm;
+  l->ops->backwardsingle = NNLayerBackwardSingle_GroupNorm;
   PetscFunctionReturn(0);
 }
 

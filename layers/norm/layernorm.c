@@ -18,6 +18,10 @@
    communication; backward sums the weight and bias gradients over the layer's communicator.
 
    Backward per (sample, position), m = C:  dx = rstd (w dy - mean_c(w dy) - xhat mean_c(w dy xhat)).
+
+   Single precision (-nn_precision single): the same passes (layernorm_passes.h, compiled in double and in
+   float) on float activations with the float parameter copy; the statistics and the sums stay double (the
+   parameter gradient is reduced over the ranks in double), each output is rounded to float once.
 */
 #include "norm.h"
 
@@ -42,96 +46,66 @@ static PetscErrorCode NNLayerSetUp_LayerNorm(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* the two passes in double and in float */
+#include <petnn/private/nnrealdouble.h>
+#include "layernorm_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "layernorm_passes.h"
+#include <petnn/private/nnrealundef.h>
+
 static PetscErrorCode NNLayerForwardVec_LayerNorm(NNLayer l, PetscInt n, Vec x, Vec y)
 {
-  NNNorm            *p = (NNNorm *)l->data;
-  PetscInt           C = p->C, ss, cs, qs;
   NNNormLayout       lay;
   const PetscScalar *xa;
   PetscScalar       *ya;
 
   PetscFunctionBegin;
   PetscCall(NNNormGetLayout(l, n, x, &lay));
-  PetscCall(NNNormEnsureCapacity(p, l->nbatch * lay.npos));
-  NNLayerNormStrides(&lay, C, &ss, &cs, &qs);
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  for (PetscInt s = 0; s < n; s++)
-    for (PetscInt q = 0; q < lay.npos; q++) {
-      const PetscScalar *xr = xa + s * ss + q * qs;
-      PetscScalar       *yr = ya + s * ss + q * qs, mean = 0, d1 = 0, d2 = 0, r;
-      PetscReal          var;
-      for (PetscInt c = 0; c < C; c++) mean += xr[c * cs];
-      mean /= C;
-      for (PetscInt c = 0; c < C; c++) { /* corrected two-pass */
-        PetscScalar d = xr[c * cs] - mean;
-        d1 += d;
-        d2 += d * d;
-      }
-      d1 /= C;
-      var = PetscMax(PetscRealPart(d2 / C - d1 * d1), 0.0);
-      mean += d1;
-      r                           = 1.0 / PetscSqrtReal(var + p->eps);
-      p->mean[s * lay.npos + q] = mean;
-      p->rstd[s * lay.npos + q] = r;
-      for (PetscInt c = 0; c < C; c++) yr[c * cs] = p->affine ? (xr[c * cs] - mean) * r * l->theta[c] + l->theta[C + c] : (xr[c * cs] - mean) * r;
-    }
-  if (lay.spatial) /* slots s >= n */
-    for (PetscInt q = 0; q < lay.npos; q++) PetscCall(PetscArrayzero(ya + q * lay.D + n * C, lay.D - n * C));
+  PetscCall(NNLayerNormForward(l, n, &lay, l->theta, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscCall(PetscLogFlops(8.0 * n * C * lay.npos));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackwardVec_LayerNorm(NNLayer l, PetscInt n, Vec x, Vec y PETSC_UNUSED, Vec dy, Vec dx)
 {
-  NNNorm            *p = (NNNorm *)l->data;
-  PetscInt           C = p->C, ss, cs, qs;
   NNNormLayout       lay;
-  const PetscScalar *xa, *dya, *w = p->affine ? l->theta : NULL;
-  PetscScalar       *dxa = NULL, *dw = p->pg, *db = p->pg + C;
+  const PetscScalar *xa, *dya;
+  PetscScalar       *dxa = NULL;
 
   PetscFunctionBegin;
   PetscCall(NNNormGetLayout(l, n, x, &lay));
-  NNLayerNormStrides(&lay, C, &ss, &cs, &qs);
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
   if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
-  PetscCall(PetscArrayzero(p->pg, 2 * C));
-  for (PetscInt s = 0; s < n; s++)
-    for (PetscInt q = 0; q < lay.npos; q++) {
-      const PetscScalar *xr = xa + s * ss + q * qs, *gr = dya + s * ss + q * qs;
-      const PetscScalar  mean = p->mean[s * lay.npos + q], r = p->rstd[s * lay.npos + q];
-      PetscScalar        S1 = 0, S2 = 0;
-      for (PetscInt c = 0; c < C; c++) {
-        PetscScalar xh = (xr[c * cs] - mean) * r, g = w ? w[c] * gr[c * cs] : gr[c * cs];
-        S1 += g;
-        S2 += g * xh;
-        dw[c] += gr[c * cs] * xh;
-        db[c] += gr[c * cs];
-      }
-      if (dxa) {
-        PetscScalar *dr = dxa + s * ss + q * qs;
-        S1 /= C;
-        S2 /= C;
-        for (PetscInt c = 0; c < C; c++) dr[c * cs] = r * ((w ? w[c] * gr[c * cs] : gr[c * cs]) - S1 - (xr[c * cs] - mean) * r * S2);
-      }
-    }
-  if (dxa && lay.spatial)
-    for (PetscInt q = 0; q < lay.npos; q++) PetscCall(PetscArrayzero(dxa + q * lay.D + n * C, lay.D - n * C));
+  PetscCall(NNLayerNormBackward(l, n, &lay, l->theta, l->dtheta, xa, dya, dxa));
   if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  if (p->affine) {
-    if (lay.spatial) { /* the pixels of a sample are spread over the ranks */
-      PetscMPIInt cnt;
-      PetscCall(PetscMPIIntCast(2 * C, &cnt));
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, p->pg, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
-    }
-    for (PetscInt i = 0; i < 2 * C; i++) l->dtheta[i] += p->pg[i];
-  }
-  PetscCall(PetscLogFlops((dx ? 14.0 : 7.0) * n * C * lay.npos));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): float arrays in the input's layout, the float parameter copy and gradient
+   (src/layer/interface/layersingle.c) */
+static PetscErrorCode NNLayerForwardSingle_LayerNorm(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  NNNormLayout lay;
+
+  PetscFunctionBegin;
+  PetscCall(NNNormGetInputLayout(l, &lay));
+  PetscCall(NNLayerNormForwardSingle(l, n, &lay, l->stheta, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_LayerNorm(NNLayer l, PetscInt n, const float *x, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  NNNormLayout lay;
+
+  PetscFunctionBegin;
+  PetscCall(NNNormGetInputLayout(l, &lay));
+  PetscCall(NNLayerNormBackwardSingle(l, n, &lay, l->stheta, l->sdtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -167,5 +141,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_LayerNorm(NNLayer l)
   l->ops->setup       = NNLayerSetUp_LayerNorm;
   l->ops->forwardvec  = NNLayerForwardVec_LayerNorm;
   l->ops->backwardvec = NNLayerBackwardVec_LayerNorm;
+  l->ops->forwardsingle  = NNLayerForwardSingle_LayerNorm;
+  l->ops->backwardsingle = NNLayerBackwardSingle_LayerNorm;
   PetscFunctionReturn(0);
 }

@@ -1,7 +1,8 @@
 /*
    Private to the per-sample normalization layers: layers/norm/groupnorm.c (group_norm, instance_norm),
    layers/norm/layernorm.c (layer_norm) and layers/norm/normbase.c (what they share: options, setters,
-   tensors, layouts and the affine kernels).
+   tensors, layouts and the affine kernels, those in double and in float from layers/norm/normbase_kernels.h;
+   groupnorm_passes.h and layernorm_passes.h are the types' passes in both precisions).
 
    Layouts of the activations these layers read (C channels, nb = batch capacity, n used samples):
    - sequential: [s][c][q], q < npos = size(sample)/C (npos = 1 for flat features);
@@ -45,8 +46,13 @@ typedef struct {
 PETSC_INTERN PetscErrorCode NNNormCreateBase(NNLayer, NNNormKind);
 PETSC_INTERN PetscErrorCode NNNormSetUpBase(NNLayer);
 PETSC_INTERN PetscErrorCode NNNormGetLayout(NNLayer, PetscInt, Vec, NNNormLayout *);
+PETSC_INTERN PetscErrorCode NNNormGetInputLayout(NNLayer, NNNormLayout *);
 PETSC_INTERN PetscErrorCode NNNormEnsureCapacity(NNNorm *, PetscInt);
 PETSC_INTERN const char    *NNNormName(NNLayer);
 PETSC_INTERN void NNNormSums(const NNNormLayout *, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *);
 PETSC_INTERN void NNNormGradSums(const NNNormLayout *, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *);
 PETSC_INTERN void NNNormApply(const NNNormLayout *, PetscInt, const PetscScalar *, const PetscScalar *, const PetscScalar *, const PetscScalar *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+/* the same on float activations and gradients (single precision), sums and coefficients still double */
+PETSC_INTERN void NNNormSumsSingle(const NNNormLayout *, PetscInt, const float *, const PetscScalar *, PetscScalar *, PetscScalar *);
+PETSC_INTERN void NNNormGradSumsSingle(const NNNormLayout *, PetscInt, const float *, const float *, const PetscScalar *, PetscScalar *, PetscScalar *);
+PETSC_INTERN void NNNormApplySingle(const NNNormLayout *, PetscInt, const float *, const PetscScalar *, const PetscScalar *, const PetscScalar *, const float *, const PetscScalar *, float *);

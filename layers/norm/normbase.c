@@ -26,86 +26,12 @@ const char *NNNormName(NNLayer l)
 
 /* ---------------------------------------------------------------- kernels */
 
-/* a1[sc] += sum_q d, a2[sc] += sum_q d^2 (a2 may be NULL), d = x(sc, q) - mu[sc] (mu NULL: 0), sc < L */
-void NNNormSums(const NNNormLayout *lay, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT mu, PetscScalar *PETSC_RESTRICT a1, PetscScalar *PETSC_RESTRICT a2)
-{
-  if (lay->spatial) {
-    for (PetscInt q = 0; q < lay->npos; q++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + q * lay->D;
-      for (PetscInt i = 0; i < L; i++) {
-        PetscScalar d = xr[i] - (mu ? mu[i] : 0.0);
-        a1[i] += d;
-        if (a2) a2[i] += d * d;
-      }
-    }
-  } else {
-    for (PetscInt i = 0; i < L; i++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + i * lay->npos;
-      PetscScalar                       k  = mu ? mu[i] : 0.0, s1 = 0, s2 = 0;
-      for (PetscInt q = 0; q < lay->npos; q++) {
-        PetscScalar d = xr[q] - k;
-        s1 += d;
-        s2 += d * d;
-      }
-      a1[i] += s1;
-      if (a2) a2[i] += s2;
-    }
-  }
-}
-
-/* a1[sc] += sum_q g, a2[sc] += sum_q g (x - mu[sc]) with g = dy(sc, q) */
-void NNNormGradSums(const NNNormLayout *lay, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT g, const PetscScalar *PETSC_RESTRICT mu, PetscScalar *PETSC_RESTRICT a1, PetscScalar *PETSC_RESTRICT a2)
-{
-  if (lay->spatial) {
-    for (PetscInt q = 0; q < lay->npos; q++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + q * lay->D, *PETSC_RESTRICT gr = g + q * lay->D;
-      for (PetscInt i = 0; i < L; i++) {
-        a1[i] += gr[i];
-        a2[i] += gr[i] * (xr[i] - mu[i]);
-      }
-    }
-  } else {
-    for (PetscInt i = 0; i < L; i++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + i * lay->npos, *PETSC_RESTRICT gr = g + i * lay->npos;
-      PetscScalar                       s1 = 0, s2 = 0;
-      for (PetscInt q = 0; q < lay->npos; q++) {
-        s1 += gr[q];
-        s2 += gr[q] * (xr[q] - mu[i]);
-      }
-      a1[i] += s1;
-      a2[i] += s2;
-    }
-  }
-}
-
-/*
-   per-(sample, channel) affine maps, sc < L (spatial: slots s >= n of every pixel set to zero):
-     g == NULL:            y = a[sc] (x - mu[sc]) + b[sc]
-     g != NULL:            y = u[sc] g + a[sc] (x - mu[sc]) + b[sc]
-*/
-void NNNormApply(const NNNormLayout *lay, PetscInt L, const PetscScalar *PETSC_RESTRICT x, const PetscScalar *PETSC_RESTRICT mu, const PetscScalar *PETSC_RESTRICT a, const PetscScalar *PETSC_RESTRICT b, const PetscScalar *PETSC_RESTRICT g, const PetscScalar *PETSC_RESTRICT u, PetscScalar *PETSC_RESTRICT y)
-{
-  if (lay->spatial) {
-    for (PetscInt q = 0; q < lay->npos; q++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + q * lay->D, *PETSC_RESTRICT gr = g ? g + q * lay->D : NULL;
-      PetscScalar *PETSC_RESTRICT       yr = y + q * lay->D;
-      if (gr)
-        for (PetscInt i = 0; i < L; i++) yr[i] = u[i] * gr[i] + a[i] * (xr[i] - mu[i]) + b[i];
-      else
-        for (PetscInt i = 0; i < L; i++) yr[i] = a[i] * (xr[i] - mu[i]) + b[i];
-      for (PetscInt i = L; i < lay->D; i++) yr[i] = 0; /* slots s >= n */
-    }
-  } else {
-    for (PetscInt i = 0; i < L; i++) {
-      const PetscScalar *PETSC_RESTRICT xr = x + i * lay->npos, *PETSC_RESTRICT gr = g ? g + i * lay->npos : NULL;
-      PetscScalar *PETSC_RESTRICT       yr = y + i * lay->npos;
-      if (gr)
-        for (PetscInt q = 0; q < lay->npos; q++) yr[q] = u[i] * gr[q] + a[i] * (xr[q] - mu[i]) + b[i];
-      else
-        for (PetscInt q = 0; q < lay->npos; q++) yr[q] = a[i] * (xr[q] - mu[i]) + b[i];
-    }
-  }
-}
+/* the kernels in double and in float (layers/norm/normbase_kernels.h) */
+#include <petnn/private/nnrealdouble.h>
+#include "normbase_kernels.h"
+#include <petnn/private/nnrealsingle.h>
+#include "normbase_kernels.h"
+#include <petnn/private/nnrealundef.h>
 
 /* ---------------------------------------------------------------- layouts and workspace */
 
@@ -127,6 +53,26 @@ PetscErrorCode NNNormGetLayout(NNLayer l, PetscInt n, Vec x, NNNormLayout *lay)
   } else {
     lay->npos = NNShapeSize(&l->inshape) / p->C;
     PetscCheck(len >= n * NNShapeSize(&l->inshape), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s layer %s: its input has %" PetscInt_FMT " entries but %" PetscInt_FMT " samples of size %" PetscInt_FMT " need %" PetscInt_FMT, NNNormName(l), ((PetscObject)l)->name, len, n, NNShapeSize(&l->inshape), n * NNShapeSize(&l->inshape));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* the layout of the layer's recorded input (NNLayerGetInputDM()) for the single-precision passes, which get arrays, not
+   Vecs: spatial, the pixels of the DMDA's owned box; sequential, any batch */
+PetscErrorCode NNNormGetInputLayout(NNLayer l, NNNormLayout *lay)
+{
+  NNNorm  *p = (NNNorm *)l->data;
+  DM       dm;
+  PetscInt xm, ym, zm;
+
+  PetscFunctionBegin;
+  PetscCall(NNLayerGetInputDM(l, &dm));
+  lay->spatial = dm ? PETSC_TRUE : PETSC_FALSE;
+  lay->D       = l->nbatch * p->C;
+  lay->npos    = NNShapeSize(&l->inshape) / p->C;
+  if (dm) {
+    PetscCall(DMDAGetCorners(dm, NULL, NULL, NULL, &xm, &ym, &zm));
+    lay->npos = xm * ym * zm;
   }
   PetscFunctionReturn(0);
 }
@@ -298,6 +244,7 @@ PetscErrorCode NNNormCreateBase(NNLayer l, NNNormKind kind)
   p->eps                  = 1e-5;
   p->affine               = kind == NN_NORM_INSTANCE ? PETSC_FALSE : PETSC_TRUE;
   l->data                 = p;
+  l->forwardstate         = PETSC_TRUE; /* backward reads the statistics of the last forward pass */
   l->ops->initialize      = NNLayerInitialize_Norm;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Norm;
   l->ops->reset           = NNLayerReset_Norm;

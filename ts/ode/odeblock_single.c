@@ -17,7 +17,8 @@
    What stays double (NNView() lists the block under "double passes on converted activations"): implicit
    integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, checkpointing
    (-<block>_checkpoints K > 0), observation times, time input, and vector fields with a layer that has no float
-   passes of its own.
+   passes of its own or whose backward pass reads state of its last forward pass (l->forwardstate: the
+   normalizations' statistics would be those of the last stage evaluated).
 */
 #include <petnn/private/odeimpl.h>
 
@@ -30,7 +31,7 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
   const PetscInt s0 = sp->s;
 
   PetscFunctionBegin;
-  for (PetscInt c = 0; c < l->nchildren && single; c++) single = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren);
+  for (PetscInt c = 0; c < l->nchildren && single; c++) single = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren && !l->children[c]->forwardstate);
   /* the device passes (odeblock_cuda.c): the same configurations with children that have device passes */
   for (PetscInt c = 0; c < l->nchildren && dev; c++) dev = (PetscBool)(l->children[c]->ops->forwarddevice && l->children[c]->ops->backwarddevice && !l->children[c]->nchildren);
   ok = (PetscBool)(single || dev); /* the tableau serves both */

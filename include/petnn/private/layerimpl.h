@@ -100,6 +100,10 @@ struct _p_NNLayer {
   PetscInt  nbatch;   /* batch capacity */
   PetscBool training; /* train (dropout on, batch statistics) or eval mode */
   PetscBool setupcalled;
+  /* the backward pass reads what the layer's last forward pass kept besides its input and output (the statistics of
+     the normalizations), so it must follow its own forward pass: an ODE block in float, whose adjoint runs the
+     backward passes of all stages after their forward passes, takes its double passes then (ts/ode/odeblock_single.c) */
+  PetscBool forwardstate;
 
   /* tensors and the slices of the network's arrays they live in */
   PetscInt  ntensors;
