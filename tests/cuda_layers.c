@@ -384,6 +384,12 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not list the types with device passes: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a layer without device passes is refused with a message naming it and the valid types: PASSED\n"));
 
+  /* an ODE block whose vector field has a normalization: the adjoint runs every stage's backward pass after all
+     forward passes, when the layer's statistics are the last stage's */
+  PetscCall(NNTestInsertPrefixed("e4_", "-nn_layers blk -blk_type ode -blk_layers fa,ln -fa_type dense -fa_units 3 -ln_type layer_norm -blk_ts_type rk -blk_ts_rk_type 4 -nn_input_shape 3"));
+  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "e4_", NN_DEVICE_CUDA, "an ODE block with a normalization in its vector field", "layer blk (type ode) has no device passes", &msg));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "an ODE block with a normalization in its vector field is refused on the device: PASSED\n"));
+
   /* cuDNN's passes are for conv2d only (and need a PetNN built with cuDNN): the first pass refuses them for conv3d */
   PetscCall(NNTestInsertPrefixed("e3_", "-nn_layers sp,c,fl -sp_type to_spatial -c_type conv3d -c_filters 2 -c_device_algorithm cudnn -fl_type spatial_flatten -nn_input_shape 1,3,3,3 -nn_loss mse -nn_device cuda"));
   PetscCall(NNTestPassCreateNet(PETSC_COMM_SELF, "e3_", NBATCH, &net));

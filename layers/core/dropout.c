@@ -117,6 +117,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dropout(NNLayer l)
   l->ops->forwardsingle  = NNDropoutForwardSingle;
   l->ops->backwardsingle = NNDropoutBackwardSingle;
   l->ops->randomdraws    = NNLayerRandomDraws_Dropout;
+  l->forwardstate         = PETSC_TRUE; /* backward applies the mask of the last forward pass */
 #if defined(PETNN_HAVE_CUDA)
   l->ops->forwarddevice  = NNLayerForwardDevice_Dropout;
   l->ops->backwarddevice = NNLayerBackwardDevice_Dropout;

@@ -18,7 +18,8 @@
    integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, checkpointing
    (-<block>_checkpoints K > 0), observation times, time input, and vector fields with a layer that has no float
    passes of its own or whose backward pass reads state of its last forward pass (l->forwardstate: the
-   normalizations' statistics would be those of the last stage evaluated).
+   normalizations' statistics, dropout's mask would be those of the last stage evaluated); on the device
+   (odeblock_cuda.c) such vector fields are refused.
 */
 #include <petnn/private/odeimpl.h>
 
@@ -33,7 +34,7 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
   PetscFunctionBegin;
   for (PetscInt c = 0; c < l->nchildren && single; c++) single = (PetscBool)(NNLayerHasSinglePasses(l->children[c]) && !l->children[c]->nchildren && !l->children[c]->forwardstate);
   /* the device passes (odeblock_cuda.c): the same configurations with children that have device passes */
-  for (PetscInt c = 0; c < l->nchildren && dev; c++) dev = (PetscBool)(l->children[c]->ops->forwarddevice && l->children[c]->ops->backwarddevice && !l->children[c]->nchildren);
+  for (PetscInt c = 0; c < l->nchildren && dev; c++) dev = (PetscBool)(l->children[c]->ops->forwarddevice && l->children[c]->ops->backwarddevice && !l->children[c]->nchildren && !l->children[c]->forwardstate);
   ok = (PetscBool)(single || dev); /* the tableau serves both */
   if (ok && o->scheme == NNODE_SCHEME_TS) {
     PetscBool        isrk;
