@@ -2,6 +2,7 @@
    so each test stays one program built from one source file. */
 #pragma once
 #include <petscmat.h>
+#include <petnn.h>
 
 /* ||a - b|| / ||a|| in the 2-norm: a is the reference (a zero reference gives the absolute difference / 1e-300) */
 static inline PetscErrorCode NNTestRelDiff(Vec a, Vec b, PetscReal *d)
@@ -92,5 +93,40 @@ static inline PetscErrorCode NNTestWriteClassificationData(const char file[], Pe
   PetscCall(MatDestroy(&X));
   PetscCall(VecDestroy(&y));
   PetscCall(PetscRandomDestroy(&r));
+  PetscFunctionReturn(0);
+}
+
+/* a pass's loss and copies of its output, input gradient and parameter gradient */
+typedef struct {
+  PetscReal L;
+  Vec       y, dx, g;
+} NNTestPass;
+
+/* one NNLossGradient() over n samples of x with targets t on the device dev */
+static inline PetscErrorCode NNTestPassRun(NN net, NNDevice dev, PetscInt n, Vec x, Vec t, NNTestPass *r)
+{
+  Vec        g;
+  PetscInt   nact;
+  const Vec *act, *dact;
+
+  PetscFunctionBegin;
+  PetscCall(NNSetDevice(net, dev));
+  PetscCall(VecDuplicate(x, &r->dx));
+  PetscCall(NNLossGradient(net, n, x, t, &r->L, r->dx));
+  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
+  PetscCall(VecDuplicate(act[nact - 1], &r->y));
+  PetscCall(VecCopy(act[nact - 1], r->y));
+  PetscCall(NNGetGradient(net, &g));
+  PetscCall(VecDuplicate(g, &r->g));
+  PetscCall(VecCopy(g, r->g));
+  PetscFunctionReturn(0);
+}
+
+static inline PetscErrorCode NNTestPassDestroy(NNTestPass *r)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&r->y));
+  PetscCall(VecDestroy(&r->dx));
+  PetscCall(VecDestroy(&r->g));
   PetscFunctionReturn(0);
 }

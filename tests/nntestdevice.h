@@ -57,41 +57,6 @@ static inline PetscErrorCode NNTestPassExpectSetUpError(MPI_Comm comm, const cha
   PetscFunctionReturn(0);
 }
 
-/* a pass's loss and copies of its output, input gradient and parameter gradient */
-typedef struct {
-  PetscReal L;
-  Vec       y, dx, g;
-} NNTestPass;
-
-/* one NNLossGradient() over n samples of x with targets t on the device dev */
-static inline PetscErrorCode NNTestPassRun(NN net, NNDevice dev, PetscInt n, Vec x, Vec t, NNTestPass *r)
-{
-  Vec        g;
-  PetscInt   nact;
-  const Vec *act, *dact;
-
-  PetscFunctionBegin;
-  PetscCall(NNSetDevice(net, dev));
-  PetscCall(VecDuplicate(x, &r->dx));
-  PetscCall(NNLossGradient(net, n, x, t, &r->L, r->dx));
-  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
-  PetscCall(VecDuplicate(act[nact - 1], &r->y));
-  PetscCall(VecCopy(act[nact - 1], r->y));
-  PetscCall(NNGetGradient(net, &g));
-  PetscCall(VecDuplicate(g, &r->g));
-  PetscCall(VecCopy(g, r->g));
-  PetscFunctionReturn(0);
-}
-
-static inline PetscErrorCode NNTestPassDestroy(NNTestPass *r)
-{
-  PetscFunctionBegin;
-  PetscCall(VecDestroy(&r->y));
-  PetscCall(VecDestroy(&r->dx));
-  PetscCall(VecDestroy(&r->g));
-  PetscFunctionReturn(0);
-}
-
 /* d[] = the relative differences of r from the reference rc: loss, output, input gradient, parameter gradient (full
    false: a smaller batch than the capacity, whose other samples' outputs and input gradients are unspecified: 0) */
 static inline PetscErrorCode NNTestPassCompare(const NNTestPass *rc, const NNTestPass *r, PetscBool full, PetscReal d[4])

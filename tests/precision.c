@@ -47,39 +47,18 @@ static PetscErrorCode Uniform(Ctx *ctx, PetscReal *v)
   PetscFunctionReturn(0);
 }
 
-typedef struct {
-  PetscReal L;
-  Vec       y, dx, g;
-} Result;
+typedef NNTestPass Result; /* tests/nntest.h */
 
 /* one NNLossGradient() from the given generator state and buffers; the result's Vecs are copies */
 static PetscErrorCode Run(NN net, Vec x, Vec t, const NNRandom *rng, Vec buf0, Result *r)
 {
-  Vec      buf, g;
-  PetscInt nact;
-  const Vec *act, *dact;
+  Vec buf;
 
   PetscFunctionBegin;
   net->rng = *rng;
   PetscCall(NNGetBuffers(net, &buf));
   PetscCall(VecCopy(buf0, buf));
-  PetscCall(VecDuplicate(x, &r->dx));
-  PetscCall(NNLossGradient(net, NBATCH, x, t, &r->L, r->dx));
-  PetscCall(NNGetActivationVecs(net, &nact, &act, &dact));
-  PetscCall(VecDuplicate(act[nact - 1], &r->y));
-  PetscCall(VecCopy(act[nact - 1], r->y));
-  PetscCall(NNGetGradient(net, &g));
-  PetscCall(VecDuplicate(g, &r->g));
-  PetscCall(VecCopy(g, r->g));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode ResultDestroy(Result *r)
-{
-  PetscFunctionBegin;
-  PetscCall(VecDestroy(&r->y));
-  PetscCall(VecDestroy(&r->dx));
-  PetscCall(VecDestroy(&r->g));
+  PetscCall(NNTestPassRun(net, NN_DEVICE_CPU, NBATCH, x, t, r));
   PetscFunctionReturn(0);
 }
 
@@ -230,7 +209,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
       if (ctx->print_errors) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s: single on %d ranks vs a serial copy: loss %.2e, parameter gradient %.2e, input gradient %.2e\n", c->label, (int)size, (double)e[0], (double)e[1], (double)e[2]));
       PetscReal ranktol = c->ranktol > 0 ? c->ranktol : ctx->ranktol;
       PetscCheck(e[0] <= ranktol && e[1] <= ranktol && e[2] <= ranktol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: single precision on %d ranks differs from a serial copy: loss %g, parameter gradient %g, input gradient %g > %g", c->label, (int)size, (double)e[0], (double)e[1], (double)e[2], (double)ranktol);
-      PetscCall(ResultDestroy(&r1));
+      PetscCall(NNTestPassDestroy(&r1));
       PetscCall(NNDestroy(&serial));
     }
   }
@@ -243,9 +222,9 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   PetscCall(Same(rd.g, rd2.g, &same[2]));
   PetscCheck(rd.L == rd2.L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: double after single differs from double before", c->label);
 
-  PetscCall(ResultDestroy(&rd));
-  PetscCall(ResultDestroy(&rs));
-  PetscCall(ResultDestroy(&rd2));
+  PetscCall(NNTestPassDestroy(&rd));
+  PetscCall(NNTestPassDestroy(&rs));
+  PetscCall(NNTestPassDestroy(&rd2));
   PetscCall(VecDestroy(&buf0));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&t));
