@@ -1,8 +1,8 @@
 /*
    Device passes of the convolutions (-nn_device cuda) by im2col + cuBLAS GEMMs on the spatial layout: conv2d and
    conv3d (-<layer>device_algorithm gemm, the default without cuDNN and for conv3d), also with the spatial activations
-   split over ranks, and conv_transpose2d and conv_transpose3d on one rank. The kernels (layers/conv/conv_kernels.cu) index the DMDA layout [z][y][x][slot][c] directly, so
-   no NCHW copies are made; the column matrix (a row per (pixel, slot), a column per (channel, tap)) reads the PyTorch
+   split over ranks, and conv_transpose2d and conv_transpose3d, also split. The kernels (layers/conv/conv_kernels.cu)
+   index the DMDA layout [z][y][x][slot][c] directly, so no NCHW copies are made; the column matrix (a row per (pixel, slot), a column per (channel, tap)) reads the PyTorch
    weights as they are. Per group g, column-major, M = pixels x slots of the column grid:
      conv             forward   Y_g^T  = W_g^T col_g^T            (col = im2col(x))
                       backward  dW_g  += col_g^T dY_g,  dcol_g^T = W_g dY_g^T,  dx = col2im(dcol)
@@ -20,6 +20,10 @@
    page-locked host memory (src/layer/interface/spatialhalo_cuda.c), col2im writes the ghosted input gradient, summed
    back over the ranks' halos; the parameter gradient of the rank's outputs goes to a scratch array, is summed over the
    layer's ranks (MPI_Allreduce on a host copy, as the CPU's pass does) and added into l->dev.dtheta.
+   conv_transpose2d/3d split over ranks gather as the CPU's do: the image is the rank's owned outputs, the column grid
+   its ghosted inputs (all inputs its outputs gather); the backward's im2col of dy reads zeros for outputs of other
+   ranks, so each (input, output) pair counts once, on the output's rank: the ghosted input gradient is summed back
+   over the halos and the parameter gradient over the ranks.
 */
 #include "conv.h"
 #include <petnn/private/cudaimpl.h>
@@ -135,6 +139,7 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
     PetscCall(NNSpatialHaloDeviceCorners(&d->h, nd, g->N, g->No, g->os, g->No, g->gs, g->gm)); /* the column grid: the owned outputs */
   } else {
     NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
+    int                    Nin[3];
     nd                       = d->nd;
     ws                       = &d->gemm;
     p->G                     = d->groups;
@@ -144,15 +149,15 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
     for (PetscInt a = 0; a < 3; a++) {
       PetscBool on = (PetscBool)(a < nd);
       g->N[a]      = (int)d->No[a];
-      g->No[a]     = on ? (int)l->inshape.dim[nd - a] : 1;
+      Nin[a]       = on ? (int)l->inshape.dim[nd - a] : 1;
       g->k[a]      = on ? (int)d->k[a] : 1;
       g->s[a]      = on ? (int)d->s[a] : 1;
       g->p[a]      = on ? (int)d->pad[a] : 0;
       g->dil[a]    = on ? (int)d->dil[a] : 1;
-      g->gs[a] = g->os[a] = 0;
-      g->gm[a]            = g->N[a];
     }
-    p->split = PETSC_FALSE;
+    /* the image box: the owned outputs; the column grid: the ghosted inputs (every input an owned output gathers) */
+    PetscCall(NNSpatialHaloDeviceSplit(&d->h, &p->split));
+    PetscCall(NNSpatialHaloDeviceCorners(&d->h, nd, Nin, g->N, g->gs, g->gm, g->os, g->No));
   }
   p->P  = NNConvGemmPixels(g->gm);
   p->Kg = (PetscInt)(g->C / p->G) * g->k[0] * g->k[1] * g->k[2];
@@ -164,7 +169,6 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
 
 /* the weight block of group grp (its first entry), the bias, a group's block of the column matrix, of an image */
 #define NNConvGemmW(l, p, grp, rows)     ((const char *)(l)->dev.theta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
-#define NNConvGemmDW(l, p, grp, rows)    ((char *)(l)->dev.dtheta + (size_t)(grp) * (rows) * (p)->Kg * (p)->es)
 #define NNConvGemmBias(l, p, theta)      ((char *)(theta) + (size_t)((l)->nparam - (p)->Cout) * (p)->es)
 #define NNConvGemmCol(p, grp)            ((char *)(p)->c->col + (size_t)(grp) * (p)->Kg * (p)->es)
 #define NNConvGemmAt(a, p, grp, perpix)  ((char *)(a) + (size_t)(grp) * (perpix) * (p)->es)
@@ -231,15 +235,19 @@ PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const vo
 
 PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, void *y)
 {
-  NNConvGemmPass p;
-  PetscInt       Cg;
+  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
+  NNConvGemmPass         p;
+  PetscInt               Cg;
+  const void            *xg;
 
   PetscFunctionBegin;
   PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
   Cg = p.Cin / p.G;
-  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Cg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
+  PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
+  for (PetscInt grp = 0; grp < p.G; grp++)
+    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Cg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmAt(xg, &p, grp, Cg), p.Cin, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
   NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, y, p.s));
-  if (((NNLayer_ConvTranspose *)l->data)->bias) {
+  if (d->bias) {
     NNCallCUDA(NNCUDAConvBias(p.single, p.P, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
     PetscCall(PetscLogFlops((PetscLogDouble)p.P * n * p.Cout));
   }
@@ -248,16 +256,31 @@ PetscErrorCode NNLayerForwardDevice_ConvTranspose(NNLayer l, PetscInt n, const v
 
 PetscErrorCode NNLayerBackwardDevice_ConvTranspose(NNLayer l, PetscInt n, const void *x, const void *y PETSC_UNUSED, const void *dy, void *dx)
 {
-  NNConvGemmPass p;
-  PetscInt       Cg;
+  NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
+  NNConvGemmPass         p;
+  PetscInt               Cg;
+  const void            *xg;
+  void                  *dxg, *dth;
 
   PetscFunctionBegin;
   PetscCall(NNConvGemmBegin(l, n, PETSC_TRUE, &p));
-  Cg = p.Cin / p.G;
-  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, dy, p.c->col, p.s));
-  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Cg, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(x, &p, grp, Cg), p.Cin, 1.0, NNConvGemmDW(l, &p, grp, Cg), p.Kg));
-  if (((NNLayer_ConvTranspose *)l->data)->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, p.P, n, p.Cout, dy, NNConvGemmBias(l, &p, l->dev.dtheta)));
-  if (dx)
-    for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Cg, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(dx, &p, grp, Cg), p.Cin));
+  Cg  = p.Cin / p.G;
+  dth = p.split ? p.c->dth : l->dev.dtheta;
+  if (p.split) NNCallCUDA(cudaMemsetAsync(dth, 0, l->nparam * p.es, p.s));
+  PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, dy, p.c->col, p.s)); /* split: the taps into outputs of other ranks read zeros */
+  for (PetscInt grp = 0; grp < p.G; grp++)
+    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Cg, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(xg, &p, grp, Cg), p.Cin, 1.0, NNConvGemmAt(dth, &p, grp, Cg * p.Kg), p.Kg));
+  if (d->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, p.P, n, p.Cout, dy, NNConvGemmBias(l, &p, dth)));
+  if (p.split) { /* every (input, owned output) pair counted once, on the output's rank: summed over the ranks */
+    PetscCall(NNDeviceAllreduceSum(PetscObjectComm((PetscObject)l), l->dev.prec, dth, (size_t)l->nparam));
+    NNCallCUDA(NNCUDAAxpy(p.single, (size_t)l->nparam, 1.0, dth, l->dev.dtheta, p.s));
+  }
+  if (dx) {
+    PetscCall(NNSpatialHaloDeviceGetInputGradient(&d->h, l->dev.prec, dx, &dxg));
+    for (PetscInt grp = 0; grp < p.G; grp++)
+      PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Cg, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Cg), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(dxg, &p, grp, Cg), p.Cin));
+    PetscCall(NNSpatialHaloDeviceRestoreInputGradient(&d->h, l->dev.prec, dx));
+  }
   PetscFunctionReturn(0);
 }

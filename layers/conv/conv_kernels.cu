@@ -2,8 +2,8 @@
    (layers/conv/conv_gemm_cuda.c; launchers declared in include/petnn/private/cudakernels.h).
 
    The image is a DMDA array [z][y][x][slot][channel] (nb slots of C channels per pixel) of the box [gs, gs + gm) of
-   the grid N: the whole grid on one rank, the ghosted box when the activations are split over ranks; the column
-   matrix has a row per (pixel of the box [os, os + No) of the column grid, slot) and a column per (channel, tap), taps
+   the grid N: the whole grid on one rank, split over ranks the ghosted input of a convolution or the owned output
+   of a transposed one; the column matrix has a row per (pixel of the box [os, os + No) of the column grid, slot) and a column per (channel, tap), taps
    in PyTorch's (kz, ky, kx) order, so a row of one group is the weight's [c][kz][ky][kx] order and the GEMMs read the
    PyTorch weight as it is. Tap t of column pixel q reads image pixel q*s - p + t*dil per axis (zero outside the grid;
    with periodic padding the box's periodic halo, or on one rank the grid wrapped around).
@@ -44,7 +44,9 @@ static NNConvG NNConvGeomOf(const NNCUDAConvGeom *h)
   return g;
 }
 
-/* the index in the image box along axis a that tap t of column pixel os + q reads; -1 outside the grid (zero padding) */
+/* the index in the image box along axis a that tap t of column pixel os + q reads; -1 outside the grid (zero padding)
+   or outside the box (a transposed convolution's input gradient split over ranks: the column grid is the ghosted
+   input, and its taps into outputs another rank owns count there) */
 __device__ inline int NNConvTapIndex(const NNConvG &g, int a, int q, int t)
 {
   int i = (g.os[a] + q) * g.s[a] - g.p[a] + t * g.dil[a];
@@ -52,7 +54,7 @@ __device__ inline int NNConvTapIndex(const NNConvG &g, int a, int q, int t)
     if (i < g.gs[a] || i >= g.gs[a] + g.gm[a]) i = ((i % g.N[a]) + g.N[a]) % g.N[a]; /* no periodic halo: wrap */
     return i - g.gs[a];
   }
-  return i >= 0 && i < g.N[a] ? i - g.gs[a] : -1;
+  return i >= 0 && i < g.N[a] && i >= g.gs[a] && i < g.gs[a] + g.gm[a] ? i - g.gs[a] : -1;
 }
 
 /* col[((q*nb + r)*C + c)*ntap + t] = x[(pixel of tap t of q)*nb + r][c], one thread per column entry */

@@ -18,8 +18,8 @@
    whenever the encoder's ranges are even (the pool's ranges are then exactly half of them).
    The halo is the farthest an owned output's taps reach outside the rank's inputs.
 
-   Parameters (PyTorch order): weight [in, out/groups, (kd,) kh, kw], bias [out]. The device passes (-nn_device cuda)
-   are in layers/conv/conv_gemm_cuda.c.
+   Parameters (PyTorch order): weight [in, out/groups, (kd,) kh, kw], bias [out]. The device passes (-nn_device cuda,
+   also split over ranks) are in layers/conv/conv_gemm_cuda.c.
 */
 #include "conv.h"
 #include <petnn/private/deviceimpl.h>
@@ -347,6 +347,7 @@ static PetscErrorCode NNLayerCreate_ConvTranspose(NNLayer l, PetscInt nd)
   l->ops->forwarddevice  = NNLayerForwardDevice_ConvTranspose; /* im2col kernels and GEMMs (layers/conv/conv_gemm_cuda.c) */
   l->ops->backwarddevice = NNLayerBackwardDevice_ConvTranspose;
 #endif
+  l->dev.split = PETSC_TRUE; /* also on spatial activations split over ranks (the gather of the CPU's passes) */
   PetscCall(NNConvTransposeComposeFunctions(l, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

@@ -119,5 +119,6 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Add(NNLayer l)
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Add;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Add;
 #endif
+  l->dev.split = PETSC_TRUE; /* also on spatial activations split over ranks: each rank moves its own pixels' rows */
   PetscFunctionReturn(0);
 }

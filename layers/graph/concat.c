@@ -152,6 +152,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Concat(NNLayer l)
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Concat;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Concat;
 #endif
+  l->dev.split              = PETSC_TRUE; /* also on spatial activations split over ranks: each rank moves its own pixels' rows */
   l->ops->reset             = NNLayerReset_Concat;
   l->ops->destroy           = NNLayerDestroy_Concat;
   PetscFunctionReturn(0);

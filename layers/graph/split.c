@@ -285,6 +285,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Split(NNLayer l)
   l->ops->forwardmultidevice  = NNLayerForwardMultiDevice_Split;
   l->ops->backwardmultidevice = NNLayerBackwardMultiDevice_Split;
 #endif
+  l->dev.split             = PETSC_TRUE; /* also on spatial activations split over ranks: each rank moves its own pixels' rows */
   l->ops->view             = NNLayerView_Split;
   l->ops->reset            = NNLayerReset_Split;
   l->ops->destroy          = NNLayerDestroy_Split;

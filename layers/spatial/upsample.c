@@ -35,7 +35,7 @@ static PetscErrorCode NNLayerSetUp_Upsample(NNLayer l)
   PetscCheck(!d->badmode[0], comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Layer %s (%s): unknown -%smode %s; use nearest or bilinear (trilinear and linear are the same)", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->badmode);
   PetscCheck(d->scale > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Layer %s (%s): -%sscale %" PetscInt_FMT " must be a positive integer", ((PetscObject)l)->name, ((PetscObject)l)->type_name, pre, d->scale);
 #if defined(PETNN_HAVE_CUDA)
-  l->dev.split = (PetscBool)(d->mode == NN_UPSAMPLE_NEAREST); /* each rank upsamples its own box (layers/spatial/upsample_cuda.c) */
+  l->dev.split = PETSC_TRUE; /* each rank upsamples its own box, the linear modes from a halo of 1 (layers/spatial/upsample_cuda.c) */
 #endif
   l->outshape = l->inshape;
   for (PetscInt a = 1; a <= nd; a++) {

@@ -1,14 +1,17 @@
 /*
-   Device passes of upsampling (-nn_device cuda) on one rank, by the kernels of upsample_kernels.cu on every batch slot,
-   as the CPU passes do. Nearest: the kernels index the grid directly. Bilinear / trilinear (align_corners false or
+   Device passes of upsampling (-nn_device cuda), by the kernels of upsample_kernels.cu on every batch slot, as the CPU
+   passes do. Nearest: the kernels index the grid directly. Bilinear / trilinear (align_corners false or
    true): the per-axis interpolation tables of the CPU (NNUpsampleLinear, upsample_linear.c) are copied to the device
    with their transposes in CSR form (for each input index, the outputs that read it and their weights), so the backward
    pass gathers instead of scattering. They are built at the first device pass after set-up (NNUpsampleLinearSetUp()
-   frees them) or a change of precision. The nearest mode also runs on spatial activations split over ranks (each rank
-   upsamples its own box); the linear modes are refused there by NNSetUp() (their l->dev.split is not set).
+   frees them) or a change of precision. Both modes run on spatial activations split over ranks: the nearest mode
+   upsamples the rank's own box; the linear modes read the ghosted input (halo 1, exchanged through page-locked host
+   memory as the convolutions' halos are) and write the ghosted input gradient, summed back over the halos, since the
+   CPU's tables index the ghosted input box and the owned outputs.
 */
 #include "upsample.h"
 #include <petnn/private/cudaimpl.h>
+#include <petnn/private/spatialhalodevice.h>
 
 /* the nearest mode's geometry: the rank's input box (the whole grid on one rank); split over ranks the output DMDA owns
    that box times the scale (NNLayerCreateOutputVec_Upsample()), so no pixel of another rank is read */
@@ -42,14 +45,10 @@ static PetscErrorCode NNUpsampleLinearDeviceSetUp(NNLayer l, NNCUDAUpsampleLinea
 
   PetscFunctionBegin;
   PetscCheck(u->i0[0], PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  for (PetscInt a = 0; a < 3; a++) {
-    PetscInt N = a < nd ? l->inshape.dim[nd - a] : 1;
-    /* the tables index the ghosted input box and the owned outputs: on one rank, without periodic ghosts, the grids */
-    PetscCheck(u->gm[a] == N && u->om[a] == N * (a < nd ? d->scale : 1), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Layer %s (%s): the device passes need the whole grid on one rank, but along axis %" PetscInt_FMT " the ghosted input box has %" PetscInt_FMT " of %" PetscInt_FMT " pixels and the owned output %" PetscInt_FMT,
-               ((PetscObject)l)->name, ((PetscObject)l)->type_name, a, u->gm[a], N, u->om[a]);
-    g->im[a] = (int)N;
+  for (PetscInt a = 0; a < 3; a++) { /* the tables index the ghosted input box and the owned outputs (the grids on one rank) */
+    g->im[a] = (int)u->gm[a];
     g->om[a] = (int)u->om[a];
-    mx       = PetscMax(mx, N);
+    mx       = PetscMax(mx, u->gm[a]);
   }
   g->nc = nd == 3 ? 8 : 4;
   g->D  = (size_t)l->nbatch * (size_t)l->inshape.dim[0];
@@ -126,8 +125,10 @@ PetscErrorCode NNLayerForwardDevice_Upsample(NNLayer l, PetscInt n PETSC_UNUSED,
   PetscCall(NNCUDAGetStream(&s));
   if (d->mode == NN_UPSAMPLE_LINEAR) {
     NNCUDAUpsampleLinearGeom g;
+    const void              *xg;
     PetscCall(NNUpsampleLinearDeviceSetUp(l, &g));
-    NNCallCUDA(NNCUDAUpsampleLinear(single, 1, &g, d->lin.didx, d->lin.dw, x, y, s));
+    PetscCall(NNSpatialHaloDeviceGetInput(&d->lin.h, l->dev.prec, x, &xg));
+    NNCallCUDA(NNCUDAUpsampleLinear(single, 1, &g, d->lin.didx, d->lin.dw, xg, y, s));
     PetscCall(PetscLogFlops(2.0 * g.nc * g.D * g.om[0] * g.om[1] * g.om[2]));
   } else {
     NNCUDAUpsampleGeom g;
@@ -148,8 +149,11 @@ PetscErrorCode NNLayerBackwardDevice_Upsample(NNLayer l, PetscInt n PETSC_UNUSED
   PetscCall(NNCUDAGetStream(&s));
   if (d->mode == NN_UPSAMPLE_LINEAR) {
     NNCUDAUpsampleLinearGeom g;
+    void                    *dxg;
     PetscCall(NNUpsampleLinearDeviceSetUp(l, &g));
-    NNCallCUDA(NNCUDAUpsampleLinear(single, 0, &g, d->lin.didx, d->lin.dw, dy, dx, s));
+    PetscCall(NNSpatialHaloDeviceGetInputGradient(&d->lin.h, l->dev.prec, dx, &dxg));
+    NNCallCUDA(NNCUDAUpsampleLinear(single, 0, &g, d->lin.didx, d->lin.dw, dy, dxg, s)); /* every ghosted entry written */
+    PetscCall(NNSpatialHaloDeviceRestoreInputGradient(&d->lin.h, l->dev.prec, dx));
     PetscCall(PetscLogFlops(2.0 * g.nc * g.D * g.om[0] * g.om[1] * g.om[2]));
   } else {
     NNCUDAUpsampleGeom g;

@@ -225,6 +225,44 @@ PetscBool NNLayerHasDevicePasses(NNLayer l)
   return (PetscBool)(passes && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
 }
 
+/* the ranks that share the spatial (DMDA) activation of node v (1: none, or on one rank); node 0 is the input */
+static PetscErrorCode NNDeviceNodeSplitSize(NN net, PetscInt v, PetscMPIInt *size)
+{
+  DM dm = NULL;
+
+  PetscFunctionBegin;
+  *size = 1;
+  if (v == 0) dm = net->spatial.indm;
+  else PetscCall(VecGetDM(net->act[v], &dm));
+  if (dm) PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), size));
+  PetscFunctionReturn(0);
+}
+
+/* the most ranks that share a spatial activation layer i reads or writes (a graph network's layer: its nodes) */
+static PetscErrorCode NNDeviceLayerSplitSize(NN net, PetscInt i, PetscMPIInt *size)
+{
+  PetscInt    nv = 2, v[2] = {i, i + 1}, *nodes = v;
+  PetscMPIInt s;
+
+  PetscFunctionBegin;
+  *size = 1;
+  for (int side = 0; side < 2; side++) {
+    if (net->graph.on) {
+      const PetscInt *ptr = side ? net->graph.outptr : net->graph.inptr;
+      nodes               = (side ? net->graph.out : net->graph.in) + ptr[i];
+      nv                  = ptr[i + 1] - ptr[i];
+    } else {
+      nodes = v + side;
+      nv    = 1;
+    }
+    for (PetscInt k = 0; k < nv; k++) {
+      PetscCall(NNDeviceNodeSplitSize(net, nodes[k], &s));
+      *size = PetscMax(*size, s);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 /* after NNSetUp() made the activation Vecs: checks that the network can run on its device and makes the device arrays */
 PetscErrorCode NNDeviceSetUp(NN net)
 {
@@ -240,19 +278,13 @@ PetscErrorCode NNDeviceSetUp(NN net)
     PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   }
   /* spatial activations split over ranks: every layer that reads or writes one must have device passes for that
-     (l->dev.split: the halo exchange staged through host memory, sums over the ranks); graph networks not yet */
-  for (PetscInt i = 1; i < net->nact; i++) {
-    DM          dm;
+     (l->dev.split: the halo exchange staged through host memory, sums over the ranks) */
+  for (PetscInt i = 0; i < net->nlayers; i++) {
+    NNLayer     l = net->layers[i];
     PetscMPIInt size;
-    PetscCall(VecGetDM(net->act[i], &dm));
-    if (!dm) continue;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-    if (size == 1) continue;
-    PetscCheck(!net->graph.on && i <= net->nlayers, comm, PETSC_ERR_SUP, "-nn_device %s: a graph network's spatial (DMDA) activations are split over %d ranks; on the device a graph network's spatial activations must live on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on its to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], (int)size);
-    for (PetscInt j = i - 1; j <= i && j < net->nlayers; j++) { /* the layer that writes it and the one that reads it */
-      NNLayer l = net->layers[j];
-      PetscCheck(l->dev.split, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes for spatial (DMDA) activations split over ranks (here %d); those that do: " NN_DEVICE_SPLIT_LAYER_TYPES " (convolutions with -<layer prefix>device_algorithm gemm, their default on split activations; not cudnn). Keep a sample's spatial activations on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on the to_spatial layer, or one rank per data group) or use -nn_device cpu", NNDevices[net->dev.type], ((PetscObject)l)->name, ((PetscObject)l)->type_name, (int)size);
-    }
+    PetscCall(NNDeviceLayerSplitSize(net, i, &size));
+    PetscCheck(size == 1 || l->dev.split, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes for spatial (DMDA) activations split over ranks (here %d); those that do: " NN_DEVICE_SPLIT_LAYER_TYPES " (convolutions with -<layer prefix>device_algorithm gemm, their default on split activations; not cudnn). Keep a sample's spatial activations on one rank (-<prefix>da_processors_x 1 -<prefix>da_processors_y 1 on the to_spatial layer, or one rank per data group) or use -nn_device cpu",
+               NNDevices[net->dev.type], ((PetscObject)l)->name, ((PetscObject)l)->type_name, (int)size);
   }
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNDeviceSetUp_CUDA(net));
