@@ -8,6 +8,7 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU for CNNs
                      "without CUDA) the program says why and exits with code 77 (skipped).\n\n"
                      "  -tol_double <1e-12>  device vs cpu in double\n"
                      "  -tol_single <1e-5>   device vs cpu in single precision\n"
+                     "  -spectral            run the spectral_conv cases (PetNN built with FFTW) instead of the others\n"
                      "  -print_errors        print the measured differences (not stable output)\n\n";
 
 #include <petnn/private/nnimpl.h>
@@ -45,6 +46,17 @@ static const Case cases[] = {
   {"conv3d, avgpool3d",                                                       "-nn_layers sp,c1,a1,p1,fl,fc -sp_type to_spatial -c1_type conv3d -c1_filters 3 -c1_kernel 3 -c1_padding 1 -a1_type leaky_relu -a1_slope 0.1 -p1_type avgpool3d -p1_kernel 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,6,10 -nn_loss mse",                                                                                                                                                                                                                                                                                                                                                                                                    0},
 };
 
+/* the spectral_conv layers (their CPU passes need PetNN built with FFTW: run with -spectral, in the test blocks that
+   require petnn_fftw): the kept spectra summed over the ranks; odd and even grids, the Nyquist column, with and without
+   the pointwise path, a smaller batch, a spatial output, a small FNO */
+static const Case spectral_cases[] = {
+  {"spectral_conv2d 7x8 modes 3,5 (the Nyquist column)",                      "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv2d -s_filters 3 -s_modes 3,5 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,7,8 -nn_loss mse",                                                                                                                                                 0},
+  {"spectral_conv2d 9x10 modes 4,3 no linear, batch 3 of 5",                  "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv2d -s_filters 2 -s_modes 4,3 -s_linear 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,9,10 -nn_loss mse",                                                                                                                                    3},
+  {"fno 2-d (lift, 2 x [spectral_conv2d, gelu], projection; spatial output)", "-nn_layers sp,lift,s1,a1,s2,a2,proj -sp_type to_spatial -lift_type conv2d -lift_filters 4 -lift_kernel 1 -s1_type spectral_conv2d -s1_filters 4 -s1_modes 3,4 -a1_type gelu -s2_type spectral_conv2d -s2_filters 4 -s2_modes 3,4 -a2_type gelu -proj_type conv2d -proj_filters 1 -proj_kernel 1 -nn_input_shape 1,8,6 -nn_loss mse", 0},
+  {"spectral_conv3d 5x4x6 modes 2,2,4 (the Nyquist column)",                  "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv3d -s_filters 2 -s_modes 2,2,4 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,4,6 -nn_loss mse",                                                                                                                                             0},
+  {"spectral_conv3d 4x6x7 modes 1,2,3 no linear",                             "-nn_layers sp,s,fl,fc -sp_type to_spatial -s_type spectral_conv3d -s_filters 3 -s_modes 1,2,3 -s_linear 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,4,6,7 -nn_loss mse",                                                                                                                                 0},
+};
+
 /* inputs in [-1, 1], the same on every rank (the sequential batch is replicated), and targets fitting the loss */
 static PetscErrorCode FillBatch(PetscRandom rand, NN net, Vec x, Vec t)
 {
@@ -76,7 +88,7 @@ static PetscErrorCode FillBatch(PetscRandom rand, NN net, Vec x, Vec t)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBool print, PetscInt k, const Case *c)
+static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBool print, const char *pre, PetscInt k, const Case *c)
 {
   const char *what[4] = {"loss", "output", "input gradient", "parameter gradient"};
   PetscInt    n       = c->n ? c->n : NBATCH;
@@ -91,7 +103,7 @@ static PetscErrorCode RunCase(PetscRandom rand, const PetscReal tol[2], PetscBoo
   NNRandom    rng0;
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "s%d_", (int)k));
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s%d_", pre, (int)k));
   PetscCall(NNTestInsertPrefixed(prefix, c->opts));
   PetscCall(NNTestPassCreateNet(PETSC_COMM_WORLD, prefix, NBATCH, &net));
   /* the test is about split activations: the first spatial activation must be split as the test's options say */
@@ -147,13 +159,14 @@ int main(int argc, char **argv)
 {
   PetscRandom rand;
   PetscReal   tol[2] = {1e-12, 1e-5};
-  PetscBool   avail, print = PETSC_FALSE;
+  PetscBool   avail, print = PETSC_FALSE, spectral = PETSC_FALSE;
   char        why[512];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_double", &tol[NN_PRECISION_DOUBLE], NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol_single", &tol[NN_PRECISION_SINGLE], NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-print_errors", &print, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-spectral", &spectral, NULL));
   PetscCall(NNDeviceIsAvailable(NN_DEVICE_CUDA, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness reports the test as skipped */
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "cuda_spatial_split: SKIPPED: %s\n", why));
@@ -163,8 +176,12 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rand)); /* the same numbers on every rank */
   PetscCall(PetscRandomSetSeed(rand, 23));
   PetscCall(PetscRandomSeed(rand));
-  for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(rand, tol, print, k, &cases[k]));
-  PetscCall(CheckRefusal());
+  if (spectral)
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(spectral_cases); k++) PetscCall(RunCase(rand, tol, print, "f", k, &spectral_cases[k]));
+  else {
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(rand, tol, print, "s", k, &cases[k]));
+    PetscCall(CheckRefusal());
+  }
   PetscCall(PetscRandomDestroy(&rand));
   PetscCall(PetscFinalize());
   return 0;
@@ -201,5 +218,34 @@ int main(int argc, char **argv)
       nsize: 2
       args: -s0_sp_da_processors_x 2 -s1_sp_da_processors_x 2 -s2_sp_da_processors_x 2 -s3_sp_da_processors_x 2 -s4_sp_da_processors_x 2 -s5_sp_da_processors_x 2 -s6_sp_da_processors_x 2 -s7_sp_da_processors_x 2 -s8_sp_da_processors_x 2 -s9_sp_da_processors_x 2 -s10_sp_da_processors_x 2 -s11_sp_da_processors_x 2 -s12_sp_da_processors_x 2 -s13_sp_da_processors_x 2 -s14_sp_da_processors_x 2 -e_sp_da_processors_x 2
       output_file: output/cuda_spatial_split.out
+
+   # the spectral_conv cases (-spectral): their CPU passes need FFTW
+   test:
+      requires: cuda_emulation petnn_fftw
+      suffix: emulation_spectral_2
+      nsize: 2
+      args: -spectral -f0_sp_da_processors_x 2 -f1_sp_da_processors_x 2 -f2_sp_da_processors_x 2 -f3_sp_da_processors_x 2 -f4_sp_da_processors_x 2
+      output_file: output/cuda_spatial_split_spectral.out
+
+   test:
+      requires: cuda_emulation petnn_fftw
+      suffix: emulation_spectral_3
+      nsize: 3
+      args: -spectral -f0_sp_da_processors_x 3 -f1_sp_da_processors_x 3 -f2_sp_da_processors_x 3 -f3_sp_da_processors_x 3 -f4_sp_da_processors_x 3
+      output_file: output/cuda_spatial_split_spectral.out
+
+   test:
+      requires: cuda_emulation petnn_fftw
+      suffix: emulation_spectral_4
+      nsize: 4
+      args: -spectral -f0_sp_da_processors_x 2 -f0_sp_da_processors_y 2 -f1_sp_da_processors_x 2 -f1_sp_da_processors_y 2 -f2_sp_da_processors_x 2 -f2_sp_da_processors_y 2 -f3_sp_da_processors_x 2 -f3_sp_da_processors_y 2 -f4_sp_da_processors_x 2 -f4_sp_da_processors_y 2
+      output_file: output/cuda_spatial_split_spectral.out
+
+   test:
+      requires: cuda petnn_fftw
+      suffix: spectral_2
+      nsize: 2
+      args: -spectral -f0_sp_da_processors_x 2 -f1_sp_da_processors_x 2 -f2_sp_da_processors_x 2 -f3_sp_da_processors_x 2 -f4_sp_da_processors_x 2
+      output_file: output/cuda_spatial_split_spectral.out
 
 TEST*/

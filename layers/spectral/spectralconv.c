@@ -319,9 +319,10 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
   l->ops->forwardvec  = NNLayerForwardVec_SpectralConv;
   l->ops->backwardvec = NNLayerBackwardVec_SpectralConv;
 #endif
-#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda on one rank (layers/spectral/spectralconv_cuda.c) */
+#if defined(PETNN_HAVE_CUDA) /* -nn_device cuda (layers/spectral/spectralconv_cuda.c) */
   l->ops->forwarddevice  = NNLayerForwardDevice_SpectralConv;
   l->ops->backwarddevice = NNLayerBackwardDevice_SpectralConv;
+  l->dev.split           = PETSC_TRUE; /* also on spatial activations split over ranks: the kept spectra summed over them */
 #endif
   l->ops->createoutputvec = NNLayerCreateOutputVec_SpectralConv;
   l->ops->setfromoptions  = NNLayerSetFromOptions_SpectralConv;
@@ -363,8 +364,9 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
    -log_view shows NNSpectralFFT (the transforms) and NNSpectralRepart (the repartition); -nn_view
    shows the modes, channels, FFT grid and the slab rows of each rank. Needs PetNN built with FFTW
    (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP. On a GPU (-nn_device cuda) the layer
-   runs on one rank (activations split over ranks are refused at set-up) and computes only the kept
-   modes, as truncated DFTs (layers/spectral/spectralconv_cuda.c), in double or single precision.
+   computes only the kept modes, as truncated DFTs (layers/spectral/spectralconv_cuda.c), in double or
+   single precision, on one rank or split over ranks (each rank transforms its box, the kept spectra
+   are summed over the ranks).
 
    Level: intermediate
 

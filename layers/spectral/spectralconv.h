@@ -3,7 +3,7 @@
    layers/spectral/spectralconv.c (the layer types: set-up, passes), spectralconvopts.c (options, view,
    setters), spectralconv_fft.c (FFTW MPI plans and the mode products), spectralconv_repartition.c (the
    DMDA block <-> FFTW slab repartition), spectralconv_cuda.c and spectralconv_kernels.cu (the device passes,
-   -nn_device cuda, on one rank: truncated DFTs of the kept modes instead of FFTs, no FFT library).
+   -nn_device cuda: truncated DFTs of the kept modes of the rank's box instead of FFTs, no FFT library).
 
    Axes: a sample is (C,H,W) or (C,D,H,W); the DMDA's x is W, y is H, z is D. The FFT runs on the
    row-major grid n[] = (H,W) or (D,H,W) (W last, as torch.fft.rfftn's last axis), FFTW MPI slabs split
@@ -82,7 +82,7 @@ PETSC_INTERN PetscErrorCode NNLayerView_SpectralConv(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNSpectralConvComposeFunctions(NNLayer, PetscBool);
 
 #if defined(PETNN_HAVE_CUDA)
-/* spectralconv_cuda.c: the device passes (one rank; truncated DFTs of the kept modes instead of FFTs) */
+/* spectralconv_cuda.c: the device passes (truncated DFTs of the kept modes instead of FFTs, also split over ranks) */
 PETSC_INTERN PetscErrorCode NNLayerForwardDevice_SpectralConv(NNLayer, PetscInt, const void *, void *);
 PETSC_INTERN PetscErrorCode NNLayerBackwardDevice_SpectralConv(NNLayer, PetscInt, const void *, const void *, const void *, void *);
 PETSC_INTERN PetscErrorCode NNSpectralConvResetDevice(NNLayer);

@@ -1,6 +1,6 @@
 /*
    The truncated DFTs and mode products of the spectral_conv layers' device passes (layers/spectral/spectralconv_cuda.c;
-   launchers declared in include/petnn/private/cudakernels.h), on the spatial layout of one rank.
+   launchers declared in include/petnn/private/cudakernels.h), on the spatial layout of the rank's box.
 
    The spectral path y = (1/N) C2R(M(R2C(x))) only ever reads or writes the kept modes (two corners along every FFT
    axis but the last, the columns [0, m_last) of the half spectrum along the last), so no FFT is needed: the
@@ -10,6 +10,10 @@
    (k t) mod n. The inverse along the last axis has FFTW's c2r semantics: y = sum_kw c_kw Re(C_kw e^{2 pi i kw l/W}),
    c = 1 on the column 0 and (even W) the Nyquist column W/2, 2 on the others; the adjoints are in spectralconv_fft.c's
    header comment (the weight gradient carries c/N, the input gradient is C2R of (1/N) G conj(W)).
+
+   Split over ranks, each axis' transform runs over the rank's box [off, off + len) of the grid n (twiddles by the global
+   index): the forward transforms give the box's part of the kept spectrum, which the ranks sum; the inverse ones
+   evaluate the whole kept spectrum on the box's pixels only.
 
    Every output entry is owned by one thread, which loops over its sum in a fixed order: no atomics, no shared memory,
    bitwise-identical reruns. The weight gradient is summed over the batch in double in both precisions.
@@ -28,17 +32,18 @@ __device__ inline size_t NNSpectralFreq(int j, int m, int n)
   return (size_t)(j < m ? j : n - 2 * m + j);
 }
 
-/* out[r][kw][k] = sum_l x[r][l][k] e^{-2 pi i kw l/L}, kw < mL: one thread per complex output */
-template <typename T> __global__ void NNSpectralR2CKernel(size_t R, int L, int mL, size_t K, const T *tw, const T *x, T *out)
+/* out[r][kw][k] = sum_l x[r][l - off][k] e^{-2 pi i kw l/L} over the box l in [off, off + len), kw < mL: one thread per
+   complex output */
+template <typename T> __global__ void NNSpectralR2CKernel(size_t R, int L, int off, int len, int mL, size_t K, const T *tw, const T *x, T *out)
 {
   size_t N = R * mL * K;
 
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
     size_t   k = i % K, kw = (i / K) % mL, r = i / (K * mL);
-    const T *xr = x + r * L * K + k;
+    const T *xr = x + r * len * K + k;
     T        re = 0, im = 0;
-    for (int l = 0; l < L; l++) {
-      size_t t = NNSpectralTw(kw, (size_t)l, (size_t)L);
+    for (int l = 0; l < len; l++) {
+      size_t t = NNSpectralTw(kw, (size_t)(l + off), (size_t)L);
       T      v = xr[(size_t)l * K];
       re += v * tw[t];
       im -= v * tw[L + t];
@@ -48,13 +53,14 @@ template <typename T> __global__ void NNSpectralR2CKernel(size_t R, int L, int m
   }
 }
 
-/* y[r][l][k] = (add ? y : 0) + sum_kw c_kw Re(in[r][kw][k] e^{2 pi i kw l/L}) for the slots k/C < n, 0 in the others */
-template <typename T> __global__ void NNSpectralC2RKernel(int add, size_t R, int L, int mL, size_t K, size_t C, size_t n, const T *tw, const T *in, T *y)
+/* y[r][l - off][k] = (add ? y : 0) + sum_kw c_kw Re(in[r][kw][k] e^{2 pi i kw l/L}) on the box l in [off, off + len),
+   for the slots k/C < n, 0 in the others */
+template <typename T> __global__ void NNSpectralC2RKernel(int add, size_t R, int L, int off, int len, int mL, size_t K, size_t C, size_t n, const T *tw, const T *in, T *y)
 {
-  size_t N = R * L * K;
+  size_t N = R * len * K;
 
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
-    size_t   k = i % K, l = (i / K) % L, r = i / (K * L);
+    size_t   k = i % K, l = (i / K) % len + off, r = i / (K * len);
     const T *c = in + 2 * (r * mL * K + k);
     T        s = 0;
     if (k / C >= n) {
@@ -70,17 +76,18 @@ template <typename T> __global__ void NNSpectralC2RKernel(int add, size_t R, int
   }
 }
 
-/* forward: out[p][j][q] = sum_t in[p][t][q] e^{-2 pi i k_j t/n}, j < 2m (the corners); one thread per output */
-template <typename T> __global__ void NNSpectralDFTForwardKernel(size_t P, int n, int m, size_t Q, const T *tw, const T *in, T *out)
+/* forward: out[p][j][q] = sum_t in[p][t - off][q] e^{-2 pi i k_j t/n} over the box t in [off, off + len), j < 2m (the
+   corners); one thread per output */
+template <typename T> __global__ void NNSpectralDFTForwardKernel(size_t P, int n, int off, int len, int m, size_t Q, const T *tw, const T *in, T *out)
 {
   size_t N = P * 2 * m * Q;
 
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
     size_t   q = i % Q, j = (i / Q) % (2 * m), p = i / (Q * 2 * m), k = NNSpectralFreq((int)j, m, n);
-    const T *a  = in + 2 * (p * n * Q + q);
+    const T *a  = in + 2 * (p * len * Q + q);
     T        re = 0, im = 0;
-    for (int t = 0; t < n; t++) {
-      size_t u  = NNSpectralTw(k, (size_t)t, (size_t)n);
+    for (int t = 0; t < len; t++) {
+      size_t u  = NNSpectralTw(k, (size_t)(t + off), (size_t)n);
       T      ar = a[2 * t * Q], ai = a[2 * t * Q + 1], c = tw[u], s = tw[n + u];
       re += ar * c + ai * s;
       im += ai * c - ar * s;
@@ -90,13 +97,14 @@ template <typename T> __global__ void NNSpectralDFTForwardKernel(size_t P, int n
   }
 }
 
-/* inverse: out[p][t][q] = sum_j in[p][j][q] e^{2 pi i k_j t/n} over the 2m kept frequencies */
-template <typename T> __global__ void NNSpectralDFTInverseKernel(size_t P, int n, int m, size_t Q, const T *tw, const T *in, T *out)
+/* inverse: out[p][t - off][q] = sum_j in[p][j][q] e^{2 pi i k_j t/n} over the 2m kept frequencies, on the box t in
+   [off, off + len) */
+template <typename T> __global__ void NNSpectralDFTInverseKernel(size_t P, int n, int off, int len, int m, size_t Q, const T *tw, const T *in, T *out)
 {
-  size_t N = P * n * Q;
+  size_t N = P * len * Q;
 
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) {
-    size_t   q = i % Q, t = (i / Q) % n, p = i / (Q * n);
+    size_t   q = i % Q, t = (i / Q) % len + off, p = i / (Q * len);
     const T *a  = in + 2 * (p * 2 * m * Q + q);
     T        re = 0, im = 0;
     for (int j = 0; j < 2 * m; j++) {
@@ -200,32 +208,32 @@ template <typename T> __global__ void NNSpectralWeightGradientKernel(NNCUDASpect
   }
 }
 
-extern "C" cudaError_t NNCUDASpectralR2C(int single, size_t R, int L, int mL, size_t K, const void *tw, const void *x, void *out, cudaStream_t s)
+extern "C" cudaError_t NNCUDASpectralR2C(int single, size_t R, int L, int off, int len, int mL, size_t K, const void *tw, const void *x, void *out, cudaStream_t s)
 {
   size_t N = R * mL * K;
   if (!N) return cudaSuccess;
-  if (single) return NNCUDALaunch(NNSpectralR2CKernel<float>, NNCUDABlocks(N), 256, s, R, L, mL, K, (const float *)tw, (const float *)x, (float *)out);
-  return NNCUDALaunch(NNSpectralR2CKernel<double>, NNCUDABlocks(N), 256, s, R, L, mL, K, (const double *)tw, (const double *)x, (double *)out);
+  if (single) return NNCUDALaunch(NNSpectralR2CKernel<float>, NNCUDABlocks(N), 256, s, R, L, off, len, mL, K, (const float *)tw, (const float *)x, (float *)out);
+  return NNCUDALaunch(NNSpectralR2CKernel<double>, NNCUDABlocks(N), 256, s, R, L, off, len, mL, K, (const double *)tw, (const double *)x, (double *)out);
 }
 
-extern "C" cudaError_t NNCUDASpectralC2R(int single, int add, size_t R, int L, int mL, size_t nb, size_t n, size_t C, const void *tw, const void *in, void *y, cudaStream_t s)
+extern "C" cudaError_t NNCUDASpectralC2R(int single, int add, size_t R, int L, int off, int len, int mL, size_t nb, size_t n, size_t C, const void *tw, const void *in, void *y, cudaStream_t s)
 {
-  size_t K = nb * C, N = R * L * K;
+  size_t K = nb * C, N = R * len * K;
   if (!N) return cudaSuccess;
-  if (single) return NNCUDALaunch(NNSpectralC2RKernel<float>, NNCUDABlocks(N), 256, s, add, R, L, mL, K, C, n, (const float *)tw, (const float *)in, (float *)y);
-  return NNCUDALaunch(NNSpectralC2RKernel<double>, NNCUDABlocks(N), 256, s, add, R, L, mL, K, C, n, (const double *)tw, (const double *)in, (double *)y);
+  if (single) return NNCUDALaunch(NNSpectralC2RKernel<float>, NNCUDABlocks(N), 256, s, add, R, L, off, len, mL, K, C, n, (const float *)tw, (const float *)in, (float *)y);
+  return NNCUDALaunch(NNSpectralC2RKernel<double>, NNCUDABlocks(N), 256, s, add, R, L, off, len, mL, K, C, n, (const double *)tw, (const double *)in, (double *)y);
 }
 
-extern "C" cudaError_t NNCUDASpectralDFT(int single, int inverse, size_t P, int n, int m, size_t Q, const void *tw, const void *in, void *out, cudaStream_t s)
+extern "C" cudaError_t NNCUDASpectralDFT(int single, int inverse, size_t P, int n, int off, int len, int m, size_t Q, const void *tw, const void *in, void *out, cudaStream_t s)
 {
-  size_t N = P * Q * (inverse ? (size_t)n : 2 * (size_t)m);
+  size_t N = P * Q * (inverse ? (size_t)len : 2 * (size_t)m);
   if (!N) return cudaSuccess;
   if (inverse) {
-    if (single) return NNCUDALaunch(NNSpectralDFTInverseKernel<float>, NNCUDABlocks(N), 256, s, P, n, m, Q, (const float *)tw, (const float *)in, (float *)out);
-    return NNCUDALaunch(NNSpectralDFTInverseKernel<double>, NNCUDABlocks(N), 256, s, P, n, m, Q, (const double *)tw, (const double *)in, (double *)out);
+    if (single) return NNCUDALaunch(NNSpectralDFTInverseKernel<float>, NNCUDABlocks(N), 256, s, P, n, off, len, m, Q, (const float *)tw, (const float *)in, (float *)out);
+    return NNCUDALaunch(NNSpectralDFTInverseKernel<double>, NNCUDABlocks(N), 256, s, P, n, off, len, m, Q, (const double *)tw, (const double *)in, (double *)out);
   }
-  if (single) return NNCUDALaunch(NNSpectralDFTForwardKernel<float>, NNCUDABlocks(N), 256, s, P, n, m, Q, (const float *)tw, (const float *)in, (float *)out);
-  return NNCUDALaunch(NNSpectralDFTForwardKernel<double>, NNCUDABlocks(N), 256, s, P, n, m, Q, (const double *)tw, (const double *)in, (double *)out);
+  if (single) return NNCUDALaunch(NNSpectralDFTForwardKernel<float>, NNCUDABlocks(N), 256, s, P, n, off, len, m, Q, (const float *)tw, (const float *)in, (float *)out);
+  return NNCUDALaunch(NNSpectralDFTForwardKernel<double>, NNCUDABlocks(N), 256, s, P, n, off, len, m, Q, (const double *)tw, (const double *)in, (double *)out);
 }
 
 extern "C" cudaError_t NNCUDASpectralModes(int single, int adjoint, const NNCUDASpectralGeom *g, const void *W, const void *in, void *out, cudaStream_t s)

@@ -106,14 +106,17 @@ typedef struct {
   int    nd, n[3], m[3];
   size_t nb, ns, Cin, Cout; /* batch slots, the pass's slots, channels */
 } NNCUDASpectralGeom;
-/* out[r][kw][k] = sum_l x[r][l][k] e^{-2 pi i kw l/L} for kw < mL (R rows, K values per pixel) */
-cudaError_t NNCUDASpectralR2C(int single, size_t R, int L, int mL, size_t K, const void *tw, const void *x, void *out, cudaStream_t);
-/* FFTW's c2r of the columns kw < mL: y[r][l][k] = (add ? y : 0) + sum_kw c_kw Re(in[r][kw][k] e^{2 pi i kw l/L}), c = 1
-   on the column 0 and the Nyquist column L/2, 2 on the others, for the slots k/C < n of K = nb*C; zero in the others */
-cudaError_t NNCUDASpectralC2R(int single, int add, size_t R, int L, int mL, size_t nb, size_t n, size_t C, const void *tw, const void *in, void *y, cudaStream_t);
-/* complex partial DFT along the middle axis (length n) of [P][n][Q]: forward to the corners [P][2m][Q] (e^{-i}, kept
-   frequencies j < m and n - 2m + j), inverse (e^{+i}) from the corners back to [P][n][Q] */
-cudaError_t NNCUDASpectralDFT(int single, int inverse, size_t P, int n, int m, size_t Q, const void *tw, const void *in, void *out, cudaStream_t);
+/* out[r][kw][k] = sum_l x[r][l - off][k] e^{-2 pi i kw l/L} for kw < mL over the rank's box l in [off, off + len) of
+   the axis of L (R rows, K values per pixel; on one rank off 0, len L) */
+cudaError_t NNCUDASpectralR2C(int single, size_t R, int L, int off, int len, int mL, size_t K, const void *tw, const void *x, void *out, cudaStream_t);
+/* FFTW's c2r of the columns kw < mL: y[r][l - off][k] = (add ? y : 0) + sum_kw c_kw Re(in[r][kw][k] e^{2 pi i kw l/L}),
+   c = 1 on the column 0 and the Nyquist column L/2, 2 on the others, for the slots k/C < n of K = nb*C (zero in the
+   others), on the box l in [off, off + len) of the axis of L */
+cudaError_t NNCUDASpectralC2R(int single, int add, size_t R, int L, int off, int len, int mL, size_t nb, size_t n, size_t C, const void *tw, const void *in, void *y, cudaStream_t);
+/* complex partial DFT along the middle axis of [P][len][Q], the box [off, off + len) of an axis of n: forward to the
+   corners [P][2m][Q] (e^{-i}, kept frequencies j < m and n - 2m + j; the box's part of the sum), inverse (e^{+i}) from
+   the corners back to the box [P][len][Q] */
+cudaError_t NNCUDASpectralDFT(int single, int inverse, size_t P, int n, int off, int len, int m, size_t Q, const void *tw, const void *in, void *out, cudaStream_t);
 /* mode products with the weights W [corner][Cin][Cout][modes][2]: forward out = (1/N) in W (Cin -> Cout channels),
    adjoint out = (1/N) in conj(W) (Cout -> Cin); slots s >= ns are zero */
 cudaError_t NNCUDASpectralModes(int single, int adjoint, const NNCUDASpectralGeom *, const void *W, const void *in, void *out, cudaStream_t);
