@@ -85,7 +85,12 @@ static PetscErrorCode Check(Ctx *ctx, PetscRandom r, NNPrecision prec, DMBoundar
   PetscCall(MPIU_Allreduce(dots, dot, 4, MPIU_SCALAR, MPIU_SUM, PETSC_COMM_WORLD));
   rel = PetscAbsScalar(dot[0] - dot[1]) / PetscSqrtReal(PetscRealPart(dot[2] * dot[3])); /* relative to ||F x|| ||y|| (the dot products may cancel) */
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  if (ctx->print) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s, %d ranks: <F x, y> %.17g, <x, F^T y> %.17g, difference / (||F x|| ||y||) %.2e\n", NNPrecisions[prec], DMBoundaryTypes[bt], (int)size, (double)dot[0], (double)dot[1], (double)rel));
+  if (ctx->print) {
+    size_t st[2], sts[2];
+    PetscCall(NNSpatialHaloDeviceGetStaging(&h, prec, &st[0], &st[1]));
+    PetscCallMPI(MPI_Allreduce(st, sts, 2, MPIU_SIZE_T, MPI_SUM, PETSC_COMM_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s, %s, %d ranks: <F x, y> %.17g, <x, F^T y> %.17g, difference / (||F x|| ||y||) %.2e; an exchange stages %zu entries (the whole arrays: %zu)\n", NNPrecisions[prec], DMBoundaryTypes[bt], (int)size, (double)dot[0], (double)dot[1], (double)rel, sts[0], sts[1]));
+  }
   PetscCheck(rel <= tol, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s, %s: <F x, y> = %.17g and <x, F^T y> = %.17g differ by %g ||F x|| ||y|| > %g", NNPrecisions[prec], DMBoundaryTypes[bt], (double)dot[0], (double)dot[1], (double)rel, (double)tol);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s, %s boundary: <F x, y> = <x, F^T y> within %g ||F x|| ||y||: PASSED\n", NNPrecisions[prec], DMBoundaryTypes[bt], (double)tol));
 

@@ -57,6 +57,11 @@ cudaError_t NNCUDAPoolBackward(int single, const NNCUDAPoolGeom *, const void *x
 /* dst[i ldd + j] = src[i lds + j] for i < rows, j < b: blocks of rows side by side (the graph layers' concat and
    split, src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDACopyBlocks(int single, size_t rows, size_t b, const void *src, size_t lds, void *dst, size_t ldd, cudaStream_t);
+/* blocks of b entries by an index (the halo exchange's faces, src/layer/interface/spatialhalo_cuda.c): gather dst[i] =
+   src[idx[i]] (zero where idx[i] < 0), scatter dst[idx[i]] = (add ? dst[idx[i]] : 0) + src[i] where idx[i] >= 0 (the
+   idx[i] distinct), for i < n */
+cudaError_t NNCUDAGatherBlocks(int single, size_t n, size_t b, const int *idx, const void *src, void *dst, cudaStream_t);
+cudaError_t NNCUDAScatterBlocks(int single, int add, size_t n, size_t b, const int *idx, const void *src, void *dst, cudaStream_t);
 /* x[0..N) *= alpha (src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAScale(int single, size_t N, double alpha, void *x, cudaStream_t);
 

@@ -281,9 +281,11 @@ PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *,
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *, float *);
 /* dahalo's global-to-local PetscSF with its unit of dof floats (single) or doubles and the MPI_Op that sums them */
 PETSC_INTERN PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *, PetscBool, PetscSF *, MPI_Datatype *, MPI_Op *);
-/* the device's exchange (-nn_device cuda, src/layer/interface/spatialhalo_cuda.c): the same PetscSF on page-locked host
-   copies of device arrays in the precision given; xg, the ghosted array of dahalo, from the owned x, and its adjoint,
-   x = the sum of the ghosted entries over the ranks' halos */
+/* the device's exchange (-nn_device cuda, src/layer/interface/spatialhalo_cuda.c): the same PetscSF, split into device
+   copies on the rank and the face pixels staged through page-locked host memory, in the precision given; xg, the
+   ghosted array of dahalo, from the owned x, and its adjoint, x = the sum of the ghosted entries over the ranks' halos;
+   the entries an exchange stages and those of the whole owned and ghosted arrays */
 PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *, NNPrecision, const void *, void *);
 PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *, NNPrecision, const void *, void *);
+PETSC_EXTERN PetscErrorCode NNSpatialHaloDeviceGetStaging(NNSpatialHalo *, NNPrecision, size_t *, size_t *);
 PETSC_INTERN PetscErrorCode NNSpatialHaloDeviceReset(NNSpatialHalo *);

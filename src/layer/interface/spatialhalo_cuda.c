@@ -1,12 +1,21 @@
 /*
    The halo exchange of a windowed spatial layer on the device (-nn_device cuda) when its spatial activations are split
-   over ranks. MPI here need not be CUDA-aware, so the exchange is staged through page-locked host buffers and runs the
-   CPU's own exchange there: the halo DMDA's global-to-local PetscSF (NNSpatialHaloGetSF()) in the pass's precision.
-     scatter  download the owned array, PetscSFBcast (MPI_REPLACE) into the ghosted host array, upload it
-     sum      download the ghosted array, PetscSFReduce (a sum) into the zeroed owned host array, upload it
-   the adjoint of each other, as DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) are on the CPU. The
-   staging buffers are the halo's (h->dev), made on first use for its precision. NNDevHalo logs both, the waits for
-   the stream before the downloads included.
+   over ranks. MPI here need not be CUDA-aware, so the exchange is staged through page-locked host buffers, and only the
+   pixels that cross ranks travel: the halo DMDA's global-to-local PetscSF (NNSpatialHaloGetSF()) is split once, at the
+   first exchange, into
+     direct    one ghosted copy of each owned pixel on its own rank: a device kernel copies it (no host round trip);
+     faces     every other leaf (the ghosts other ranks own, and a periodic axis' own wrapped ghosts), fed by the
+               boundary pixels (the owned pixels such leaves read) through a compact PetscSF (boundary -> faces) built
+               from the DMDA's by renumbering its roots (PetscSFComputeDegree(), a broadcast of the new numbers).
+   so an exchange moves the boundary and the face pixels (thin layers of the stencil width) instead of the whole owned
+   and ghosted arrays:
+     scatter  gather the boundary pixels, download them, PetscSFBcast (MPI_REPLACE) to the face pixels on the host,
+              upload them and scatter them into the ghosted array; the direct copies on the device
+     sum      gather the face pixels, download them, PetscSFReduce (a sum) into the zeroed boundary pixels, upload them
+              and add them to the owned array, which first gets its direct copies (zero where it has none)
+   the adjoint of each other, as DMGlobalToLocal(INSERT_VALUES) and DMLocalToGlobal(ADD_VALUES) are on the CPU (ghosted
+   entries no leaf covers are not written: no pass reads them). The staging is the halo's (h->dev), made on first use
+   for its precision. NNDevHalo logs both, the waits for the stream before the host's part included.
 
    The layers' passes take the ghosted arrays through NNSpatialHaloDeviceGetInput() and the input gradient through
    NNSpatialHaloDeviceGetInputGradient() / NNSpatialHaloDeviceRestoreInputGradient() (spatialhalodevice.h), and
@@ -19,9 +28,15 @@
 
 typedef struct {
   NNPrecision prec;
-  size_t      nown, nghost;  /* entries of the owned and the ghosted array */
-  void       *hown, *hghost; /* page-locked staging */
-  void       *xg, *dxg;      /* the ghosted input and input gradient on the device (made when a layer asks for them) */
+  size_t      bs;                    /* entries of a pixel (the SF's unit) */
+  size_t      nown, nghost;          /* entries of the owned and the ghosted array */
+  PetscInt    nroots, nbound, nface; /* owned pixels, boundary pixels, face pixels */
+  int        *ddirect;               /* device: per owned pixel, its direct copy in the ghosted array (-1: none) */
+  int        *dbound, *dface;        /* device: the boundary pixels (owned indices), the face pixels (ghosted indices) */
+  PetscSF     sfc;                   /* boundary pixels (roots) -> face pixels (leaves) */
+  void       *hown, *hghost;         /* page-locked staging of the boundary and the face pixels */
+  void       *dstage;                /* device: the packed boundary or face pixels */
+  void       *xg, *dxg;              /* the ghosted input and input gradient on the device (made when a layer asks for them) */
 } NNSpatialHaloDevice;
 
 static PetscLogEvent NN_DevHalo = 0;
@@ -41,9 +56,80 @@ PetscErrorCode NNSpatialHaloDeviceReset(NNSpatialHalo *h)
   if (!d) PetscFunctionReturn(0);
   PetscCall(NNCUDAFreeHost(&d->hown));
   PetscCall(NNCUDAFreeHost(&d->hghost));
+  PetscCall(NNCUDAFree((void **)&d->ddirect));
+  PetscCall(NNCUDAFree((void **)&d->dbound));
+  PetscCall(NNCUDAFree((void **)&d->dface));
+  PetscCall(NNCUDAFree(&d->dstage));
+  PetscCall(PetscSFDestroy(&d->sfc));
   PetscCall(NNCUDAFree(&d->xg));
   PetscCall(NNCUDAFree(&d->dxg));
   PetscCall(PetscFree(h->dev));
+  PetscFunctionReturn(0);
+}
+
+/* n PetscInts as ints on the device (the split's index tables, once per set-up) */
+static PetscErrorCode NNSpatialHaloDeviceUploadIndices(PetscInt n, const PetscInt *a, int **d)
+{
+  int *h;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(PetscMax(n, 1), &h));
+  for (PetscInt i = 0; i < n; i++) h[i] = (int)a[i];
+  PetscCall(NNCUDAMalloc(PetscMax(n, 1) * sizeof(int), (void **)d));
+  if (n) NNCallCUDA(cudaMemcpy(*d, h, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
+  PetscCall(PetscFree(h));
+  PetscFunctionReturn(0);
+}
+
+/* the split of the DMDA's global-to-local SF sf into the direct copies and the compact SF of the boundary and face pixels */
+static PetscErrorCode NNSpatialHaloDeviceSplitSF(NNSpatialHaloDevice *d, PetscSF sf)
+{
+  MPI_Comm           comm = PetscObjectComm((PetscObject)sf);
+  PetscMPIInt        rank;
+  PetscInt           nroots, nleaves, *direct, *face, *rc, *lrc, *bound;
+  const PetscInt    *ilocal, *deg;
+  const PetscSFNode *iremote;
+  PetscSFNode       *fr;
+  PetscSF            sfr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscSFGetGraph(sf, &nroots, &nleaves, &ilocal, &iremote));
+  PetscCheck((size_t)nroots * d->bs == d->nown, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The halo's SF has %" PetscInt_FMT " roots of %zu entries, the owned array %zu entries", nroots, d->bs, d->nown);
+  PetscCall(PetscMalloc6(nroots, &direct, nleaves, &face, nleaves, &fr, nroots, &rc, nleaves, &lrc, nroots, &bound));
+  for (PetscInt r = 0; r < nroots; r++) direct[r] = -1;
+  d->nroots = nroots;
+  d->nface  = 0;
+  for (PetscInt i = 0; i < nleaves; i++) { /* the first leaf of an owned pixel on its own rank is its direct copy */
+    PetscInt li = ilocal ? ilocal[i] : i;
+    if (iremote[i].rank == rank && direct[iremote[i].index] < 0) direct[iremote[i].index] = li;
+    else {
+      face[d->nface] = li;
+      fr[d->nface++] = iremote[i];
+    }
+  }
+  /* the boundary pixels: the roots some face pixel reads, numbered in root order; the faces learn their numbers */
+  PetscCall(PetscSFCreate(comm, &sfr));
+  PetscCall(PetscSFSetGraph(sfr, nroots, d->nface, NULL, PETSC_COPY_VALUES, fr, PETSC_COPY_VALUES));
+  PetscCall(PetscSFSetUp(sfr));
+  PetscCall(PetscSFComputeDegreeBegin(sfr, &deg));
+  PetscCall(PetscSFComputeDegreeEnd(sfr, &deg));
+  d->nbound = 0;
+  for (PetscInt r = 0; r < nroots; r++) {
+    rc[r] = deg[r] ? d->nbound : -1;
+    if (deg[r]) bound[d->nbound++] = r;
+  }
+  PetscCall(PetscSFBcastBegin(sfr, MPIU_INT, rc, lrc, MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(sfr, MPIU_INT, rc, lrc, MPI_REPLACE));
+  for (PetscInt k = 0; k < d->nface; k++) fr[k].index = lrc[k];
+  PetscCall(PetscSFCreate(comm, &d->sfc));
+  PetscCall(PetscSFSetGraph(d->sfc, d->nbound, d->nface, NULL, PETSC_COPY_VALUES, fr, PETSC_COPY_VALUES));
+  PetscCall(PetscSFSetUp(d->sfc));
+  PetscCall(PetscSFDestroy(&sfr));
+  PetscCall(NNSpatialHaloDeviceUploadIndices(nroots, direct, &d->ddirect));
+  PetscCall(NNSpatialHaloDeviceUploadIndices(d->nbound, bound, &d->dbound));
+  PetscCall(NNSpatialHaloDeviceUploadIndices(d->nface, face, &d->dface));
+  PetscCall(PetscFree6(direct, face, fr, rc, lrc, bound));
   PetscFunctionReturn(0);
 }
 
@@ -57,7 +143,10 @@ static PetscErrorCode NNSpatialHaloDeviceGet(NNSpatialHalo *h, NNPrecision prec,
   PetscCheck(h->dahalo, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "The halo has no DMDA: set the layer up first");
   if (d && d->prec != prec) PetscCall(NNSpatialHaloDeviceReset(h));
   if (!h->dev) {
-    PetscInt xm, ym, zm, gm[3], dof;
+    PetscInt     xm, ym, zm, gm[3], dof;
+    PetscSF      sf;
+    MPI_Datatype unit;
+    PetscMPIInt  ue;
     PetscCall(NNDevHaloEvent());
     PetscCall(PetscNew(&d));
     h->dev  = d;
@@ -67,20 +156,27 @@ static PetscErrorCode NNSpatialHaloDeviceGet(NNSpatialHalo *h, NNPrecision prec,
     PetscCall(DMDAGetInfo(h->dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
     d->nown   = (size_t)xm * ym * zm * dof;
     d->nghost = (size_t)gm[0] * gm[1] * gm[2] * dof;
-    PetscCall(NNCUDAMallocHost(PetscMax(d->nown, 1) * es, "halo staging", &d->hown));
-    PetscCall(NNCUDAMallocHost(PetscMax(d->nghost, 1) * es, "halo staging", &d->hghost));
+    PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), &sf, &unit, NULL));
+    PetscCallMPI(MPI_Type_size(unit, &ue));
+    d->bs = (size_t)ue / es;
+    PetscCall(NNSpatialHaloDeviceSplitSF(d, sf));
+    PetscCall(NNCUDAMallocHost(PetscMax((size_t)d->nbound * d->bs, 1) * es, "halo staging", &d->hown));
+    PetscCall(NNCUDAMallocHost(PetscMax((size_t)d->nface * d->bs, 1) * es, "halo staging", &d->hghost));
+    PetscCall(NNCUDAMalloc(PetscMax((size_t)PetscMax(d->nbound, d->nface) * d->bs, 1) * es, &d->dstage));
   }
   *dd = (NNSpatialHaloDevice *)h->dev;
   PetscFunctionReturn(0);
 }
 
-/* what an exchange needs (the staging, the SF, its unit and sum, the stream, the bytes of an entry); begins NNDevHalo */
-static PetscErrorCode NNSpatialHaloDeviceBegin(NNSpatialHalo *h, NNPrecision prec, NNSpatialHaloDevice **d, PetscSF *sf, MPI_Datatype *unit, MPI_Op *sum, cudaStream_t *s, size_t *es)
+/* what an exchange needs (the staging, the unit and sum of the compact SF, the stream, the bytes of an entry); begins NNDevHalo */
+static PetscErrorCode NNSpatialHaloDeviceBegin(NNSpatialHalo *h, NNPrecision prec, NNSpatialHaloDevice **d, MPI_Datatype *unit, MPI_Op *sum, cudaStream_t *s, size_t *es)
 {
+  PetscSF sf;
+
   PetscFunctionBegin;
   *es = prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
   PetscCall(NNSpatialHaloDeviceGet(h, prec, d));
-  PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), sf, unit, sum));
+  PetscCall(NNSpatialHaloGetSF(h, (PetscBool)(prec == NN_PRECISION_SINGLE), &sf, unit, sum));
   PetscCall(NNCUDAGetStream(s));
   PetscCall(PetscLogEventBegin(NN_DevHalo, 0, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -88,23 +184,26 @@ static PetscErrorCode NNSpatialHaloDeviceBegin(NNSpatialHalo *h, NNPrecision pre
 
 /*
    NNSpatialHaloDeviceScatter - xg (device, dahalo's ghosted array) from x (device, the owned array): the exchange of
-   DMGlobalToLocal(INSERT_VALUES) staged through page-locked host memory, in precision prec
+   DMGlobalToLocal(INSERT_VALUES), the face pixels staged through page-locked host memory, in precision prec
 */
 PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *h, NNPrecision prec, const void *x, void *xg)
 {
   NNSpatialHaloDevice *d;
-  PetscSF              sf;
   MPI_Datatype         unit;
   cudaStream_t         s;
   size_t               es;
+  int                  single = prec == NN_PRECISION_SINGLE;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &sf, &unit, NULL, &s, &es));
-  if (d->nown) NNCallCUDA(cudaMemcpyAsync(d->hown, x, d->nown * es, cudaMemcpyDeviceToHost, s));
-  NNCallCUDA(cudaStreamSynchronize(s));
-  PetscCall(PetscSFBcastBegin(sf, unit, d->hown, d->hghost, MPI_REPLACE));
-  PetscCall(PetscSFBcastEnd(sf, unit, d->hown, d->hghost, MPI_REPLACE));
-  if (d->nghost) NNCallCUDA(cudaMemcpyAsync(xg, d->hghost, d->nghost * es, cudaMemcpyHostToDevice, s));
+  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &unit, NULL, &s, &es));
+  NNCallCUDA(NNCUDAGatherBlocks(single, (size_t)d->nbound, d->bs, d->dbound, x, d->dstage, s));
+  if (d->nbound) NNCallCUDA(cudaMemcpyAsync(d->hown, d->dstage, (size_t)d->nbound * d->bs * es, cudaMemcpyDeviceToHost, s));
+  NNCallCUDA(NNCUDAScatterBlocks(single, 0, (size_t)d->nroots, d->bs, d->ddirect, x, xg, s));
+  NNCallCUDA(cudaStreamSynchronize(s)); /* also: the last upload from hghost is done */
+  PetscCall(PetscSFBcastBegin(d->sfc, unit, d->hown, d->hghost, MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(d->sfc, unit, d->hown, d->hghost, MPI_REPLACE));
+  if (d->nface) NNCallCUDA(cudaMemcpyAsync(d->dstage, d->hghost, (size_t)d->nface * d->bs * es, cudaMemcpyHostToDevice, s));
+  NNCallCUDA(NNCUDAScatterBlocks(single, 0, (size_t)d->nface, d->bs, d->dface, d->dstage, xg, s));
   PetscCall(PetscLogEventEnd(NN_DevHalo, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -116,21 +215,39 @@ PetscErrorCode NNSpatialHaloDeviceScatter(NNSpatialHalo *h, NNPrecision prec, co
 PetscErrorCode NNSpatialHaloDeviceSum(NNSpatialHalo *h, NNPrecision prec, const void *xg, void *x)
 {
   NNSpatialHaloDevice *d;
-  PetscSF              sf;
   MPI_Datatype         unit;
   MPI_Op               sum;
   cudaStream_t         s;
   size_t               es;
+  int                  single = prec == NN_PRECISION_SINGLE;
 
   PetscFunctionBegin;
-  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &sf, &unit, &sum, &s, &es));
-  if (d->nghost) NNCallCUDA(cudaMemcpyAsync(d->hghost, xg, d->nghost * es, cudaMemcpyDeviceToHost, s));
+  PetscCall(NNSpatialHaloDeviceBegin(h, prec, &d, &unit, &sum, &s, &es));
+  NNCallCUDA(NNCUDAGatherBlocks(single, (size_t)d->nface, d->bs, d->dface, xg, d->dstage, s));
+  if (d->nface) NNCallCUDA(cudaMemcpyAsync(d->hghost, d->dstage, (size_t)d->nface * d->bs * es, cudaMemcpyDeviceToHost, s));
+  NNCallCUDA(NNCUDAGatherBlocks(single, (size_t)d->nroots, d->bs, d->ddirect, xg, x, s)); /* x = the direct copies (0: none) */
   NNCallCUDA(cudaStreamSynchronize(s)); /* also: the last upload from hown is done */
-  PetscCall(PetscMemzero(d->hown, d->nown * es));
-  PetscCall(PetscSFReduceBegin(sf, unit, d->hghost, d->hown, sum));
-  PetscCall(PetscSFReduceEnd(sf, unit, d->hghost, d->hown, sum));
-  if (d->nown) NNCallCUDA(cudaMemcpyAsync(x, d->hown, d->nown * es, cudaMemcpyHostToDevice, s));
+  PetscCall(PetscMemzero(d->hown, (size_t)d->nbound * d->bs * es));
+  PetscCall(PetscSFReduceBegin(d->sfc, unit, d->hghost, d->hown, sum));
+  PetscCall(PetscSFReduceEnd(d->sfc, unit, d->hghost, d->hown, sum));
+  if (d->nbound) NNCallCUDA(cudaMemcpyAsync(d->dstage, d->hown, (size_t)d->nbound * d->bs * es, cudaMemcpyHostToDevice, s));
+  NNCallCUDA(NNCUDAScatterBlocks(single, 1, (size_t)d->nbound, d->bs, d->dbound, d->dstage, x, s));
   PetscCall(PetscLogEventEnd(NN_DevHalo, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNSpatialHaloDeviceGetStaging - the entries an exchange moves between host and device (the boundary and the face
+   pixels) and those the whole owned and ghosted arrays hold, in precision prec
+*/
+PetscErrorCode NNSpatialHaloDeviceGetStaging(NNSpatialHalo *h, NNPrecision prec, size_t *staged, size_t *whole)
+{
+  NNSpatialHaloDevice *d;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialHaloDeviceGet(h, prec, &d));
+  *staged = (size_t)(d->nbound + d->nface) * d->bs;
+  *whole  = d->nown + d->nghost;
   PetscFunctionReturn(0);
 }
 

@@ -77,3 +77,39 @@ extern "C" cudaError_t NNCUDACopyBlocks(int single, size_t rows, size_t b, const
   if (single) return NNCUDALaunch(NNCopyBlocksKernel<float>, NNCUDABlocks(N), 256, s, rows, b, (const float *)src, lds, (float *)dst, ldd);
   return NNCUDALaunch(NNCopyBlocksKernel<double>, NNCUDABlocks(N), 256, s, rows, b, (const double *)src, lds, (double *)dst, ldd);
 }
+
+/* dst[i b + j] = src[idx[i] b + j], zero where idx[i] < 0 */
+template <typename T> __global__ void NNGatherBlocksKernel(size_t n, size_t b, const int *idx, const T *src, T *dst)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n * b; i += (size_t)gridDim.x * blockDim.x) {
+    int k  = idx[i / b];
+    dst[i] = k < 0 ? T(0) : src[(size_t)k * b + i % b];
+  }
+}
+
+/* dst[idx[i] b + j] = (add ? dst[..] : 0) + src[i b + j] where idx[i] >= 0 (the idx[i] distinct: no two threads meet) */
+template <typename T> __global__ void NNScatterBlocksKernel(int add, size_t n, size_t b, const int *idx, const T *src, T *dst)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n * b; i += (size_t)gridDim.x * blockDim.x) {
+    int k = idx[i / b];
+    if (k < 0) continue;
+    T *d = dst + (size_t)k * b + i % b;
+    *d   = add ? *d + src[i] : src[i];
+  }
+}
+
+extern "C" cudaError_t NNCUDAGatherBlocks(int single, size_t n, size_t b, const int *idx, const void *src, void *dst, cudaStream_t s)
+{
+  size_t N = n * b;
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNGatherBlocksKernel<float>, NNCUDABlocks(N), 256, s, n, b, idx, (const float *)src, (float *)dst);
+  return NNCUDALaunch(NNGatherBlocksKernel<double>, NNCUDABlocks(N), 256, s, n, b, idx, (const double *)src, (double *)dst);
+}
+
+extern "C" cudaError_t NNCUDAScatterBlocks(int single, int add, size_t n, size_t b, const int *idx, const void *src, void *dst, cudaStream_t s)
+{
+  size_t N = n * b;
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNScatterBlocksKernel<float>, NNCUDABlocks(N), 256, s, add, n, b, idx, (const float *)src, (float *)dst);
+  return NNCUDALaunch(NNScatterBlocksKernel<double>, NNCUDABlocks(N), 256, s, add, n, b, idx, (const double *)src, (double *)dst);
+}
