@@ -18,7 +18,9 @@
    conv2d, batchnorm2d, pointwise layers, ...; the last child's output must have the input's shape
    and, for a DMDA, the same grid, dof and decomposition, and the skip connection is one VecWAXPY
    (VecAXPY in the backward pass) over the whole local array. Sequential activations add only the
-   first n samples (the caller's Vecs may hold just those).
+   first n samples (the caller's Vecs may hold just those). In single precision the block runs its
+   children's float passes when they all have them (residual_single.c); on the device their device
+   passes (residual_cuda.c).
 */
 #include "residual.h"
 #include <petnn/private/deviceimpl.h>
@@ -63,6 +65,7 @@ static PetscErrorCode NNLayerReset_Residual(NNLayer l)
   PetscFunctionBegin;
   PetscCall(NNLayerContainerDestroyVecs(&((NNLayer_Residual *)l->data)->v));
   PetscCall(NNResidualDeviceReset(l));
+  PetscCall(NNResidualSingleReset(l));
   PetscFunctionReturn(0);
 }
 
@@ -82,6 +85,16 @@ static PetscErrorCode NNLayerSetUp_Residual(NNLayer l)
     SETERRQ(PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_SIZ, "Residual layer %s: its last inner layer %s (%s) outputs shape %s but the residual input has shape %s; y = x + block(x) needs equal shapes", ((PetscObject)l)->name, ((PetscObject)last)->name, ((PetscObject)last)->type_name, out, in);
   }
   l->outshape = l->inshape;
+  { /* -nn_precision single (residual_single.c): float passes when every child has its own */
+    PetscBool single = PETSC_TRUE;
+    l->forwardstate  = PETSC_FALSE;
+    for (PetscInt c = 0; c < l->nchildren; c++) {
+      single          = (PetscBool)(single && NNLayerHasSinglePasses(l->children[c]));
+      l->forwardstate = (PetscBool)(l->forwardstate || l->children[c]->forwardstate);
+    }
+    l->ops->forwardsingle  = single ? NNLayerForwardSingle_Residual : NULL;
+    l->ops->backwardsingle = single ? NNLayerBackwardSingle_Residual : NULL;
+  }
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda (residual_cuda.c): when every child has device passes */
   {
     PetscBool dev = PETSC_TRUE;
@@ -203,6 +216,7 @@ static PetscErrorCode NNLayerDestroy_Residual(NNLayer l)
 {
   PetscFunctionBegin;
   PetscCall(NNResidualDeviceReset(l));
+  PetscCall(NNResidualSingleReset(l));
   PetscCall(PetscObjectComposeFunction((PetscObject)l, "NNLayerResidualAddLayer_C", NULL));
   PetscCall(PetscFree(l->data));
   PetscFunctionReturn(0);

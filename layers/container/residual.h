@@ -10,6 +10,14 @@ typedef struct {
   void   **dout, **ddout;
   size_t   des;  /* their entry size (0: none made) */
   PetscInt ndev; /* children they were made for */
+  /* single precision (residual_single.c): the children's float outputs, then their float output gradients */
+  struct {
+    PetscInt *len; /* entries of each child's output (NULL: not made yet) */
+    float    *out;
+  } single;
 } NNLayer_Residual;
 
 PETSC_INTERN PetscErrorCode NNResidualDeviceReset(NNLayer);
+PETSC_INTERN PetscErrorCode NNResidualSingleReset(NNLayer);
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle_Residual(NNLayer, PetscInt, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_Residual(NNLayer, PetscInt, const float *, const float *, const float *, float *);
