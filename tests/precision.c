@@ -83,7 +83,7 @@ static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
 /* the layer types that must run float passes of their own (not their double passes on converted activations) */
 static PetscErrorCode CheckFloatPasses(NN net, const char label[])
 {
-  const char *const types[] = {NNLAYERBATCHNORM1D, NNLAYERBATCHNORM2D, NNLAYERBATCHNORM3D, NNLAYERGROUPNORM, NNLAYERINSTANCENORM, NNLAYERLAYERNORM, NNLAYERRESIDUAL};
+  const char *const types[] = {NNLAYERBATCHNORM1D, NNLAYERBATCHNORM2D, NNLAYERBATCHNORM3D, NNLAYERGROUPNORM, NNLAYERINSTANCENORM, NNLAYERLAYERNORM, NNLAYERUPSAMPLE, NNLAYERGLOBALAVGPOOL, NNLAYERRESIDUAL};
   const NNLayer    *layers;
   PetscInt          nl;
 
@@ -235,6 +235,10 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
 
 #define MLP(act) "-nn_input_shape 4 -nn_layers fc1,act,fc2 -fc1_type dense -fc1_units 6 -act_type " act " -fc2_type dense -fc2_units 3 -nn_loss mse"
 #define CNN_IN   "-nn_input_shape 2,8,8 -sp_type to_spatial "
+/* a conv2d / conv3d (3 filters) on odd extents in front of the layer under test, and the dense head behind it */
+#define CNN_CONV  "-nn_input_shape 2,5,7 -sp_type to_spatial -cv_type conv2d -cv_filters 3 -cv_kernel 3 -cv_padding 1 "
+#define CNN3_CONV "-nn_input_shape 2,3,4,5 -sp_type to_spatial -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 "
+#define CNN_OUT   "-sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse"
 
 /* graph networks (-nn_type graph): the input read by d1 and d3, t1 by s and c */
 #define GRAPH_DENSE \
@@ -336,6 +340,18 @@ static const Case cases[] = {
   {"conv_transpose3d groups 2, stride 2 padding 1 output padding 1",                     "-nn_input_shape 2,3,2,3 -sp_type to_spatial -nn_layers sp,ct,sf,fc -ct_type conv_transpose3d -ct_filters 4 -ct_kernel 3 -ct_stride 2 -ct_padding 1 -ct_output_padding 1 -ct_groups 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                            PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 0,    0   },
   {"conv_transpose2d kernel 2 stride 2, no bias, dilation 2",                            "-nn_input_shape 2,4,5 -sp_type to_spatial -nn_layers sp,ct,act,sf,fc -ct_type conv_transpose2d -ct_filters 3 -ct_kernel 2 -ct_stride 2 -ct_dilation 2 -ct_bias 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                 PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"conv2d on a fully convolutional network (spatial loss)",                             CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse",                                                                                                                                                                                                                                                                                                                                    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  /* upsampling and global average pooling in float (the latter's sums over pixels and ranks in double), behind a conv so the
+     parameter gradient passes through them; odd extents split unevenly over the ranks, where linear modes need their halo.
+     Few pixels for global_avgpool 3-d: its input gradient is the output's divided by them, and the float loss's round-off
+     over the step (all a finite difference of this quadratic loss sees) is not; 60 pixels measured up to 7e-4 */
+  {"upsample nearest 2-d, scale 3, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 3 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample nearest 3-d",     CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample bilinear",        CNN_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample bilinear align_corners, scale 3, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_align_corners -up_scale 3 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample trilinear",       CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample trilinear align_corners", CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_align_corners -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"global_avgpool 2-d, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"global_avgpool 3-d",       "-nn_input_shape 3,2,3,3 -sp_type to_spatial -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
   {"graph: dense with fan-out, split, add, concat",                                      GRAPH_DENSE,                                                                                                                                                                                                                                                                                                                                                                                                                        PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: the input and a residual block read by several layers",                       GRAPH_RESIDUAL,                                                                                                                                                                                                                                                                                                                                                                                                                     PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: the input and an ODE block (cn: double passes) read by several layers",       GRAPH_ODE_CN,                                                                                                                                                                                                                                                                                                                                                                                                                       PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },

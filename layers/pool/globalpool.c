@@ -7,6 +7,9 @@
    output layout [s][C] itself; MPI_Allreduce(SUM) over the layer's communicator and a division
    by the number of pixels give every rank the full result. Backward: each rank spreads dy/npix
    over its own subdomain (slots s >= n get zero gradients), no communication.
+
+   Single precision (-nn_precision single): the same loops (globalpool_passes.h) on float activations; the sums over
+   the pixels and the MPI_Allreduce stay double, and each mean is rounded to float once, as the normalizations do.
 */
 #include <petnn/private/nnimpl.h>
 #include <petnn/private/deviceimpl.h>
@@ -50,26 +53,21 @@ static PetscErrorCode NNGlobalAvgPoolSizes(NNLayer l, PetscInt *D, PetscInt *nlo
   PetscFunctionReturn(0);
 }
 
+#include <petnn/private/nnrealdouble.h>
+#include "globalpool_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "globalpool_passes.h"
+#include <petnn/private/nnrealundef.h>
+
 static PetscErrorCode NNLayerForwardVec_GlobalAvgPool(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   const PetscScalar *xa;
   PetscScalar       *ya;
-  PetscInt           D, nloc, npix, nC = n * l->inshape.dim[0];
-  PetscMPIInt        cnt;
 
   PetscFunctionBegin;
-  PetscCall(NNGlobalAvgPoolSizes(l, &D, &nloc, &npix));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  PetscCall(PetscArrayzero(ya, D));
-  for (PetscInt p = 0; p < nloc; p++) {
-    const PetscScalar *restrict xp = xa + p * D;
-    PetscScalar *restrict       s  = ya;
-    for (PetscInt j = 0; j < nC; j++) s[j] += xp[j];
-  }
-  PetscCall(PetscMPIIntCast(nC, &cnt));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ya, cnt, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)l)));
-  for (PetscInt j = 0; j < nC; j++) ya[j] /= (PetscScalar)npix;
+  PetscCall(NNGlobalAvgPoolForward(l, n, xa, ya, ya)); /* sums in y itself */
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
@@ -79,18 +77,45 @@ static PetscErrorCode NNLayerBackwardVec_GlobalAvgPool(NNLayer l, PetscInt n, Ve
 {
   const PetscScalar *dya;
   PetscScalar       *dxa, *g;
-  PetscInt           D, nloc, npix, nC = n * l->inshape.dim[0];
+  PetscInt           D, nloc, npix;
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);
   PetscCall(NNGlobalAvgPoolSizes(l, &D, &nloc, &npix));
-  PetscCall(PetscCalloc1(D, &g)); /* slots s >= n stay zero */
+  PetscCall(PetscMalloc1(D, &g));
   PetscCall(VecGetArrayRead(dy, &dya));
-  for (PetscInt j = 0; j < nC; j++) g[j] = dya[j] / (PetscScalar)npix;
-  PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecGetArrayWrite(dx, &dxa));
-  for (PetscInt p = 0; p < nloc; p++) PetscCall(PetscArraycpy(dxa + p * D, g, D));
+  PetscCall(NNGlobalAvgPoolBackward(l, n, dya, g, dxa));
   PetscCall(VecRestoreArrayWrite(dx, &dxa));
+  PetscCall(VecRestoreArrayRead(dy, &dya));
+  PetscCall(PetscFree(g));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): float activations, the sums in a double scratch */
+static PetscErrorCode NNLayerForwardSingle_GlobalAvgPool(NNLayer l, PetscInt n, const float *x, float *y)
+{
+  PetscScalar *sum;
+  PetscInt     D, nloc, npix;
+
+  PetscFunctionBegin;
+  PetscCall(NNGlobalAvgPoolSizes(l, &D, &nloc, &npix));
+  PetscCall(PetscMalloc1(D, &sum));
+  PetscCall(NNGlobalAvgPoolForwardSingle(l, n, x, sum, y));
+  PetscCall(PetscFree(sum));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_GlobalAvgPool(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  float   *g;
+  PetscInt D, nloc, npix;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(NNGlobalAvgPoolSizes(l, &D, &nloc, &npix));
+  PetscCall(PetscMalloc1(D, &g));
+  PetscCall(NNGlobalAvgPoolBackwardSingle(l, n, dy, g, dx));
   PetscCall(PetscFree(g));
   PetscFunctionReturn(0);
 }
@@ -121,6 +146,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_GlobalAvgPool(NNLayer l)
   l->ops->setup           = NNLayerSetUp_GlobalAvgPool;
   l->ops->forwardvec      = NNLayerForwardVec_GlobalAvgPool;
   l->ops->backwardvec     = NNLayerBackwardVec_GlobalAvgPool;
+  l->ops->forwardsingle   = NNLayerForwardSingle_GlobalAvgPool;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_GlobalAvgPool;
   l->ops->createoutputvec = NNLayerCreateOutputVec_GlobalAvgPool;
   l->ops->view            = NNLayerView_GlobalAvgPool;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/pool/globalpool_cuda.c */

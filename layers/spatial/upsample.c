@@ -7,6 +7,9 @@
    rank grid with every ownership range multiplied by s, so each rank's outputs read only its own
    inputs: no halo, no communication. Backward: each input pixel receives the sum of the gradients
    of its s^d copies. Both passes work on contiguous [pixel][s*C] runs of nbatch*C entries.
+
+   Passes: double on the CPU, single (-nn_precision single: the same loops, upsample_passes.h, compiled for float
+   arrays; the linear mode's in upsample_linear_passes.h) and the device's (upsample_cuda.c).
 */
 #include "upsample.h"
 #include <petnn/private/deviceimpl.h>
@@ -99,12 +102,17 @@ static PetscErrorCode NNUpsampleGeometry(NNLayer l, UpGeom *g)
   PetscFunctionReturn(0);
 }
 
+#include <petnn/private/nnrealdouble.h>
+#include "upsample_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "upsample_passes.h"
+#include <petnn/private/nnrealundef.h>
+
 static PetscErrorCode NNLayerForwardVec_Upsample(NNLayer l, PetscInt n PETSC_UNUSED, Vec x, Vec y)
 {
   UpGeom             g;
   const PetscScalar *xa;
   PetscScalar       *ya;
-  PetscInt           Om[3];
 
   PetscFunctionBegin;
   PetscCall(NNUpsampleGeometry(l, &g));
@@ -112,19 +120,9 @@ static PetscErrorCode NNLayerForwardVec_Upsample(NNLayer l, PetscInt n PETSC_UNU
     PetscCall(NNUpsampleLinearForward(l, &((NNLayer_Upsample *)l->data)->lin, x, y));
     PetscFunctionReturn(0);
   }
-  for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  for (PetscInt oz = 0; oz < Om[2]; oz++)
-    for (PetscInt oy = 0; oy < Om[1]; oy++) {
-      PetscScalar       *yrow = ya + (oz * Om[1] + oy) * Om[0] * g.D;
-      const PetscScalar *xrow = xa + ((oz / g.s[2]) * g.im[1] + oy / g.s[1]) * g.im[0] * g.D;
-      if (oy % g.s[1] || oz % g.s[2]) { /* a copy of the row written just before */
-        PetscCall(PetscArraycpy(yrow, yrow - (oy % g.s[1] ? Om[0] * g.D : Om[1] * Om[0] * g.D), Om[0] * g.D));
-        continue;
-      }
-      for (PetscInt ox = 0; ox < Om[0]; ox++) PetscCall(PetscArraycpy(yrow + ox * g.D, xrow + (ox / g.s[0]) * g.D, g.D));
-    }
+  PetscCall(NNUpsampleNearestForward(&g, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
@@ -135,7 +133,6 @@ static PetscErrorCode NNLayerBackwardVec_Upsample(NNLayer l, PetscInt n PETSC_UN
   UpGeom             g;
   const PetscScalar *dya;
   PetscScalar       *dxa;
-  PetscInt           Om[3];
 
   PetscFunctionBegin;
   if (!dx) PetscFunctionReturn(0);
@@ -144,27 +141,36 @@ static PetscErrorCode NNLayerBackwardVec_Upsample(NNLayer l, PetscInt n PETSC_UN
     PetscCall(NNUpsampleLinearBackward(l, &((NNLayer_Upsample *)l->data)->lin, dy, dx));
     PetscFunctionReturn(0);
   }
-  for (PetscInt a = 0; a < 3; a++) Om[a] = g.im[a] * g.s[a];
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArrayWrite(dx, &dxa));
-  for (PetscInt iz = 0; iz < g.im[2]; iz++)
-    for (PetscInt iy = 0; iy < g.im[1]; iy++)
-      for (PetscInt ix = 0; ix < g.im[0]; ix++) {
-        PetscScalar *restrict xp    = dxa + ((iz * g.im[1] + iy) * g.im[0] + ix) * g.D;
-        PetscBool             first = PETSC_TRUE;
-        for (PetscInt tz = 0; tz < g.s[2]; tz++)
-          for (PetscInt ty = 0; ty < g.s[1]; ty++)
-            for (PetscInt tx = 0; tx < g.s[0]; tx++) {
-              const PetscScalar *restrict yp = dya + (((iz * g.s[2] + tz) * Om[1] + iy * g.s[1] + ty) * Om[0] + ix * g.s[0] + tx) * g.D;
-              if (first) {
-                for (PetscInt j = 0; j < g.D; j++) xp[j] = yp[j];
-                first = PETSC_FALSE;
-              } else
-                for (PetscInt j = 0; j < g.D; j++) xp[j] += yp[j];
-            }
-      }
+  PetscCall(NNUpsampleNearestBackward(&g, dya, dxa));
   PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
+  PetscFunctionReturn(0);
+}
+
+/* single precision (-nn_precision single): the same loops on float arrays in the DMDAs' global layouts; the linear
+   mode exchanges its halo in float (upsample_linear.c) */
+static PetscErrorCode NNLayerForwardSingle_Upsample(NNLayer l, PetscInt n PETSC_UNUSED, const float *x, float *y)
+{
+  UpGeom g;
+
+  PetscFunctionBegin;
+  PetscCall(NNUpsampleGeometry(l, &g));
+  if (((NNLayer_Upsample *)l->data)->mode == NN_UPSAMPLE_LINEAR) PetscCall(NNUpsampleLinearForwardSingle(l, &((NNLayer_Upsample *)l->data)->lin, x, y));
+  else PetscCall(NNUpsampleNearestForwardSingle(&g, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNLayerBackwardSingle_Upsample(NNLayer l, PetscInt n PETSC_UNUSED, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  UpGeom g;
+
+  PetscFunctionBegin;
+  if (!dx) PetscFunctionReturn(0);
+  PetscCall(NNUpsampleGeometry(l, &g));
+  if (((NNLayer_Upsample *)l->data)->mode == NN_UPSAMPLE_LINEAR) PetscCall(NNUpsampleLinearBackwardSingle(l, &((NNLayer_Upsample *)l->data)->lin, dy, dx));
+  else PetscCall(NNUpsampleNearestBackwardSingle(&g, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -294,6 +300,8 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Upsample(NNLayer l)
   l->ops->setup           = NNLayerSetUp_Upsample;
   l->ops->forwardvec      = NNLayerForwardVec_Upsample;
   l->ops->backwardvec     = NNLayerBackwardVec_Upsample;
+  l->ops->forwardsingle   = NNLayerForwardSingle_Upsample;
+  l->ops->backwardsingle  = NNLayerBackwardSingle_Upsample;
   l->ops->createoutputvec = NNLayerCreateOutputVec_Upsample;
   l->ops->setfromoptions  = NNLayerSetFromOptions_Upsample;
   l->ops->view            = NNLayerView_Upsample;

@@ -23,6 +23,9 @@ PETSC_INTERN PetscErrorCode NNUpsampleLinearSetUp(NNLayer, DM, PetscInt, PetscBo
 PETSC_INTERN PetscErrorCode NNUpsampleLinearReset(NNUpsampleLinear *);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearForward(NNLayer, NNUpsampleLinear *, Vec, Vec);
 PETSC_INTERN PetscErrorCode NNUpsampleLinearBackward(NNLayer, NNUpsampleLinear *, Vec, Vec);
+/* the same on float arrays in the DMDAs' global layouts (-nn_precision single), the halo exchanged in float */
+PETSC_INTERN PetscErrorCode NNUpsampleLinearForwardSingle(NNLayer, NNUpsampleLinear *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNUpsampleLinearBackwardSingle(NNLayer, NNUpsampleLinear *, const float *, float *);
 
 /* the layer's data (upsample.c; the device passes read it in upsample_cuda.c) */
 typedef enum {

@@ -11,6 +11,10 @@
    the input comes with a halo of 1 (zeros never enter: the clamping above stays in the grid).
    Backward: the same weights scatter-add dy into the ghosted input gradient, summed back with
    DMLocalToGlobal(ADD_VALUES).
+
+   Single precision (-nn_precision single): the same loops (upsample_linear_passes.h) on float arrays, each corner's
+   weight rounded to float once; the halo and its adjoint go through the halo DMDA's PetscSF in float
+   (src/layer/interface/spatialhalosingle.c), on 1 to N ranks as in double.
 */
 #include "upsample.h"
 
@@ -66,6 +70,12 @@ PetscErrorCode NNUpsampleLinearSetUp(NNLayer l, DM daout, PetscInt scale, PetscB
   PetscFunctionReturn(0);
 }
 
+#include <petnn/private/nnrealdouble.h>
+#include "upsample_linear_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "upsample_linear_passes.h"
+#include <petnn/private/nnrealundef.h>
+
 /* y = the interpolation of the ghosted x (all nbatch*C entries of each pixel) */
 PetscErrorCode NNUpsampleLinearForward(NNLayer l, NNUpsampleLinear *u, Vec x, Vec y)
 {
@@ -78,24 +88,10 @@ PetscErrorCode NNUpsampleLinearForward(NNLayer l, NNUpsampleLinear *u, Vec x, Ve
   PetscCall(NNSpatialHaloGetInput(&u->h, x, &xin));
   PetscCall(VecGetArrayRead(xin, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  for (PetscInt oz = 0; oz < u->om[2]; oz++)
-    for (PetscInt oy = 0; oy < u->om[1]; oy++)
-      for (PetscInt ox = 0; ox < u->om[0]; ox++) {
-        PetscScalar *restrict yp = ya + ((oz * u->om[1] + oy) * u->om[0] + ox) * D;
-        for (PetscInt c = 0; c < nc; c++) { /* corner c: bit 0 x, bit 1 y, bit 2 z picks i1 */
-          PetscInt                    iz = c & 4 ? u->i1[2][oz] : u->i0[2][oz], iy = c & 2 ? u->i1[1][oy] : u->i0[1][oy], ix = c & 1 ? u->i1[0][ox] : u->i0[0][ox];
-          PetscReal                   w  = (c & 4 ? u->w1[2][oz] : u->w0[2][oz]) * (c & 2 ? u->w1[1][oy] : u->w0[1][oy]) * (c & 1 ? u->w1[0][ox] : u->w0[0][ox]);
-          const PetscScalar *restrict xp = xa + ((iz * u->gm[1] + iy) * u->gm[0] + ix) * D;
-          if (!c)
-            for (PetscInt j = 0; j < D; j++) yp[j] = w * xp[j];
-          else
-            for (PetscInt j = 0; j < D; j++) yp[j] += w * xp[j];
-        }
-      }
+  PetscCall(NNUpsampleLinearInterp(u, D, nc, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(xin, &xa));
   PetscCall(NNSpatialHaloRestoreInput(&u->h));
-  PetscCall(PetscLogFlops(2.0 * nc * D * u->om[0] * u->om[1] * u->om[2]));
   PetscFunctionReturn(0);
 }
 
@@ -112,20 +108,35 @@ PetscErrorCode NNUpsampleLinearBackward(NNLayer l, NNUpsampleLinear *u, Vec dy, 
   PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
-  for (PetscInt oz = 0; oz < u->om[2]; oz++)
-    for (PetscInt oy = 0; oy < u->om[1]; oy++)
-      for (PetscInt ox = 0; ox < u->om[0]; ox++) {
-        const PetscScalar *restrict yp = dya + ((oz * u->om[1] + oy) * u->om[0] + ox) * D;
-        for (PetscInt c = 0; c < nc; c++) {
-          PetscInt              iz = c & 4 ? u->i1[2][oz] : u->i0[2][oz], iy = c & 2 ? u->i1[1][oy] : u->i0[1][oy], ix = c & 1 ? u->i1[0][ox] : u->i0[0][ox];
-          PetscReal             w  = (c & 4 ? u->w1[2][oz] : u->w0[2][oz]) * (c & 2 ? u->w1[1][oy] : u->w0[1][oy]) * (c & 1 ? u->w1[0][ox] : u->w0[0][ox]);
-          PetscScalar *restrict xp = dxa + ((iz * u->gm[1] + iy) * u->gm[0] + ix) * D;
-          for (PetscInt j = 0; j < D; j++) xp[j] += w * yp[j];
-        }
-      }
+  PetscCall(NNUpsampleLinearInterpAdjoint(u, D, nc, dya, dxa));
   PetscCall(VecRestoreArray(dxin, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(NNSpatialHaloRestoreInputGradient(&u->h, dx));
-  PetscCall(PetscLogFlops(2.0 * nc * D * u->om[0] * u->om[1] * u->om[2]));
+  PetscFunctionReturn(0);
+}
+
+/* the same in single precision: the float input's halo through the halo DMDA's PetscSF (spatialhalosingle.c) */
+PetscErrorCode NNUpsampleLinearForwardSingle(NNLayer l, NNUpsampleLinear *u, const float *x, float *y)
+{
+  PetscInt     D = l->nbatch * l->inshape.dim[0], nc = l->inshape.ndim == 4 ? 8 : 4;
+  const float *xin;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialHaloGetInputSingle(&u->h, x, &xin));
+  PetscCall(NNUpsampleLinearInterpSingle(u, D, nc, xin, y));
+  PetscCall(NNSpatialHaloRestoreInputSingle(&u->h));
+  PetscFunctionReturn(0);
+}
+
+/* dx = the adjoint applied to dy: the ghosted float gradient summed back over the ranks' halos */
+PetscErrorCode NNUpsampleLinearBackwardSingle(NNLayer l, NNUpsampleLinear *u, const float *dy, float *dx)
+{
+  PetscInt D = l->nbatch * l->inshape.dim[0], nc = l->inshape.ndim == 4 ? 8 : 4;
+  float   *dxin;
+
+  PetscFunctionBegin;
+  PetscCall(NNSpatialHaloGetInputGradientSingle(&u->h, dx, &dxin)); /* zeroed */
+  PetscCall(NNUpsampleLinearInterpAdjointSingle(u, D, nc, dy, dxin));
+  PetscCall(NNSpatialHaloRestoreInputGradientSingle(&u->h, dx));
   PetscFunctionReturn(0);
 }
