@@ -2,7 +2,9 @@
    Global average pooling on the device (launchers declared in include/petnn/private/cudakernels.h): the rank's spatial
    layout, P pixels of D = nb*C entries, to the sequential [s][C] output of D entries, divided by the grid's npix pixels
    (split over ranks: npix 1, the rank's sums, added over the ranks on the host). A thread per output entry sums the
-   pixels in the CPU's order, so double results on one rank are bitwise the CPU's.
+   pixels in the CPU's order, in double in both precisions as the CPU's passes do, so the results on one rank are
+   bitwise the CPU's (split over ranks in single precision, the rank's sums are rounded to float before the host adds
+   them in double).
 */
 #include <petnn/private/cudalaunch.h>
 
@@ -10,10 +12,10 @@ template <typename T>
 __global__ void NNGlobalAvgPoolForwardKernel(size_t P, size_t npix, size_t D, size_t nC, const T *x, T *y)
 {
   for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < D; j += (size_t)gridDim.x * blockDim.x) {
-    T s = 0;
+    double s = 0; /* in double in both precisions, as the CPU's passes sum */
     if (j < nC)
-      for (size_t p = 0; p < P; p++) s += x[p * D + j];
-    y[j] = npix == 1 ? s : s / (T)npix;
+      for (size_t p = 0; p < P; p++) s += (double)x[p * D + j];
+    y[j] = (T)(npix == 1 ? s : s / (double)npix);
   }
 }
 
@@ -23,7 +25,7 @@ __global__ void NNGlobalAvgPoolBackwardKernel(size_t P, size_t npix, size_t D, s
 {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < P * D; i += (size_t)gridDim.x * blockDim.x) {
     size_t j = i % D;
-    dx[i]    = j < nC ? dy[j] / (T)npix : (T)0;
+    dx[i]    = j < nC ? (T)((double)dy[j] / (double)npix) : (T)0;
   }
 }
 
