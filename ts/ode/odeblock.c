@@ -258,6 +258,10 @@ static PetscErrorCode NNLayerCreateOutputVec_ODE(NNLayer l, Vec *y)
   PetscCall(NNLayerGetInputDM(l, &dm));
   PetscCall(NNODECreateVecs(l, dm));
   PetscCall(NNLayerContainerCreateOutputVec(l, dm, y));
+#if defined(PETNN_HAVE_CUDA) /* on split spatial activations when every child runs there: the stage arithmetic is the rank's entries */
+  l->dev.split = PETSC_TRUE;
+  for (PetscInt c = 0; c < l->nchildren; c++) l->dev.split = (PetscBool)(l->dev.split && l->children[c]->dev.split);
+#endif
   PetscFunctionReturn(0);
 }
 

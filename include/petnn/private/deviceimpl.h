@@ -13,7 +13,7 @@
 #define NN_DEVICE_SPLIT_LAYER_TYPES \
   "to_spatial, spatial_flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, conv2d/3d, conv_transpose2d/3d, maxpool2d/3d, avgpool2d/3d, batchnorm2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample, spectral_conv2d/3d, add, " \
   "concat, " \
-  "split, residual (of these types)"
+  "split, residual, ode (of these types)"
 
 /* the samples a layer's device passes get in a pass over n samples: a pointwise layer on a spatial (DMDA) activation
    runs on every batch slot (as NNLayerArraySamples() does on the CPU), every other layer on the n of the pass */
