@@ -78,6 +78,9 @@ function(_petnn_detect_test_features out)
   endif()
   if(PETNN_WITH_FFTW)
     list(APPEND feats petnn_fftw)  # not "fftw": PETSc itself may have FFTW (PETSC_HAVE_FFTW)
+    if(PETNN_FFTWF_FOUND)
+      list(APPEND feats petnn_fftwf)  # and its single-precision library: the spectral_conv layers' float passes
+    endif()
   endif()
   if(PETNN_WITH_CUDA)
     list(APPEND feats cuda)  # the test programs then skip at run time (exit code 77) when no GPU is present

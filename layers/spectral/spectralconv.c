@@ -13,7 +13,9 @@
    into the output's blocks. The output DMDA is the input's grid and decomposition with nbatch*C_out
    dof. Backward is the exact adjoint of that linear map (see spectralconv_fft.c for the half-spectrum
    weights); the parameter gradients of the rank's share are summed over the layer's communicator,
-   since the parameters are replicated.
+   since the parameters are replicated. The passes on the block's arrays are a precision template
+   (spectralconv_passes.h): here in double on the Vecs, in spectralconv_single.c in float
+   (-nn_precision single, with FFTW's single-precision library when PetNN found it).
 
    Parameters (PyTorch names and layouts, complex as a trailing dimension of 2, i.e.
    torch.view_as_real of the reference's cfloat weights): weights1, weights2 (, weights3, weights4)
@@ -103,6 +105,39 @@ static PetscErrorCode NNLayerInitialize_SpectralConv(NNLayer l)
   PetscFunctionReturn(0);
 }
 
+/* one precision's FFTW plans and buffers (for g, whose slab rows they set) and repartition units */
+PetscErrorCode NNSpectralTransformsCreate(MPI_Comm comm, NNSpectralGeom *g, PetscInt plan, PetscBool single, NNSpectralTransforms *tr)
+{
+  PetscMPIInt  cin, cout;
+  MPI_Datatype base = single ? MPI_FLOAT : MPIU_SCALAR;
+
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_FFTW)
+  PetscCall(NNSpectralFFTCreate(comm, g, plan, single, &tr->fft));
+#else
+  (void)comm; /* without FFTW set-up refuses the layer before */
+  (void)plan;
+#endif
+  PetscCall(PetscMPIIntCast(g->nb * g->Cin, &cin));
+  PetscCall(PetscMPIIntCast(g->nb * g->Cout, &cout));
+  PetscCallMPI(MPI_Type_contiguous(cin, base, &tr->unitin));
+  PetscCallMPI(MPI_Type_commit(&tr->unitin));
+  PetscCallMPI(MPI_Type_contiguous(cout, base, &tr->unitout));
+  PetscCallMPI(MPI_Type_commit(&tr->unitout));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNSpectralTransformsDestroy(NNSpectralTransforms *tr)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_FFTW)
+  PetscCall(NNSpectralFFTDestroy(&tr->fft));
+#endif
+  if (tr->unitin != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&tr->unitin));
+  if (tr->unitout != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&tr->unitout));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode NNLayerReset_SpectralConv(NNLayer l)
 {
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
@@ -110,11 +145,10 @@ static PetscErrorCode NNLayerReset_SpectralConv(NNLayer l)
   PetscFunctionBegin;
   PetscCall(DMDestroy(&d->daout));
   PetscCall(NNFFTRepartitionDestroy(&d->rep));
-#if defined(PETNN_HAVE_FFTW)
-  PetscCall(NNSpectralFFTDestroy(&d->fft));
+  PetscCall(NNSpectralTransformsDestroy(&d->tr));
+#if defined(PETNN_HAVE_FFTWF)
+  PetscCall(NNSpectralConvResetSingle(l));
 #endif
-  if (d->unitin != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitin));
-  if (d->unitout != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitout));
   PetscCall(PetscFree(d->grad));
 #if defined(PETNN_HAVE_CUDA)
   PetscCall(NNSpectralConvResetDevice(l));
@@ -128,14 +162,15 @@ static PetscErrorCode NNLayerCreateOutputVec_SpectralConv(NNLayer l, Vec *y)
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
   NNSpectralGeom       *g = &d->g;
   DM                    dain;
-  PetscMPIInt           cin, cout;
 
   PetscFunctionBegin;
   PetscCall(NNSpatialGetInputDA(l, &dain));
   PetscCall(DMDestroy(&d->daout));
   PetscCall(NNFFTRepartitionDestroy(&d->rep));
-  if (d->unitin != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitin));
-  if (d->unitout != MPI_DATATYPE_NULL) PetscCallMPI(MPI_Type_free(&d->unitout));
+  PetscCall(NNSpectralTransformsDestroy(&d->tr));
+#if defined(PETNN_HAVE_FFTWF)
+  PetscCall(NNSpectralConvResetSingle(l)); /* the float transforms follow on the next float pass */
+#endif
   PetscCall(NNSpatialCreateLike(dain, l->nbatch * d->filters, 0, &d->daout));
   PetscCall(DMCreateGlobalVector(d->daout, y));
   PetscCall(PetscMemzero(g, sizeof(*g)));
@@ -154,98 +189,46 @@ static PetscErrorCode NNLayerCreateOutputVec_SpectralConv(NNLayer l, Vec *y)
   g->Cin  = l->inshape.dim[0];
   g->Cout  = d->filters;
   g->trans = d->transposed;
-#if defined(PETNN_HAVE_FFTW)
-  PetscCall(NNSpectralFFTDestroy(&d->fft));
-  PetscCall(NNSpectralFFTCreate(PetscObjectComm((PetscObject)dain), g, d->plan, &d->fft));
-#endif
+  PetscCall(NNSpectralTransformsCreate(PetscObjectComm((PetscObject)dain), g, d->plan, PETSC_FALSE, &d->tr));
   PetscCall(NNFFTRepartitionCreate(dain, g->r0, g->nr, &d->rep));
-  PetscCall(PetscMPIIntCast(g->nb * g->Cin, &cin));
-  PetscCall(PetscMPIIntCast(g->nb * g->Cout, &cout));
-  PetscCallMPI(MPI_Type_contiguous(cin, MPIU_SCALAR, &d->unitin));
-  PetscCallMPI(MPI_Type_commit(&d->unitin));
-  PetscCallMPI(MPI_Type_contiguous(cout, MPIU_SCALAR, &d->unitout));
-  PetscCallMPI(MPI_Type_commit(&d->unitout));
   PetscFunctionReturn(0);
 }
 
-#if defined(PETNN_HAVE_FFTW)
-/* GEMMs over the rank's pixels, rows (pixel, slot) of the first ns slots: one GEMM when every slot is used */
-typedef struct {
-  PetscInt npix, nb, ns, Cin, Cout;
-} NNSpectralRows;
-
-static void NNSpectralLinearForward(const NNSpectralRows *r, const PetscScalar *Wl, const PetscScalar *b, const PetscScalar *x, PetscScalar *y)
-{
-  PetscInt nblk = r->ns == r->nb ? 1 : r->npix, rows = r->ns == r->nb ? r->npix * r->nb : r->ns;
-
-  for (PetscInt p = 0; p < r->npix; p++)
-    for (PetscInt s = 0; s < r->ns; s++) memcpy(y + (p * r->nb + s) * r->Cout, b, (size_t)r->Cout * sizeof(PetscScalar));
-  for (PetscInt k = 0; k < nblk && rows > 0; k++) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, r->Cout, r->Cin, 1.0, x + k * r->nb * r->Cin, r->Cin, Wl, r->Cin, 1.0, y + k * r->nb * r->Cout, r->Cout);
-}
-
-/* dWl += dy^T x, db += sum dy; with dx: dx = dy Wl (the slots used) */
-static void NNSpectralLinearBackward(const NNSpectralRows *r, const PetscScalar *Wl, const PetscScalar *x, const PetscScalar *dy, PetscScalar *dWl, PetscScalar *db, PetscScalar *dx)
-{
-  PetscInt nblk = r->ns == r->nb ? 1 : r->npix, rows = r->ns == r->nb ? r->npix * r->nb : r->ns;
-
-  for (PetscInt k = 0; k < nblk && rows > 0; k++) {
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r->Cout, r->Cin, rows, 1.0, dy + k * r->nb * r->Cout, r->Cout, x + k * r->nb * r->Cin, r->Cin, 1.0, dWl, r->Cin);
-    if (dx) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, r->Cin, r->Cout, 1.0, dy + k * r->nb * r->Cout, r->Cout, Wl, r->Cin, 0.0, dx + k * r->nb * r->Cin, r->Cin);
-  }
-  for (PetscInt p = 0; p < r->npix; p++)
-    for (PetscInt s = 0; s < r->ns; s++)
-      for (PetscInt o = 0; o < r->Cout; o++) db[o] += dy[(p * r->nb + s) * r->Cout + o];
-}
-
-/* zero the slots s >= ns of every pixel (C values per slot) */
-static PetscErrorCode NNSpectralZeroSlots(const NNSpectralRows *r, PetscInt C, PetscScalar *a)
-{
-  PetscFunctionBegin;
-  if (r->ns < r->nb)
-    for (PetscInt p = 0; p < r->npix; p++) PetscCall(PetscArrayzero(a + (p * r->nb + r->ns) * C, (r->nb - r->ns) * C));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNSpectralConvPrepare(NNLayer l, PetscInt n, Vec x, NNSpectralRows *r)
+/* the pass's rows: the rank's pixels, the slots used (also the mode products' d->g.ns) */
+PetscErrorCode NNSpectralConvPrepare(NNLayer l, PetscInt n, NNSpectralRows *r)
 {
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
-  PetscInt              nloc;
+  PetscInt              xm, ym, zm;
 
   PetscFunctionBegin;
   PetscCheck(d->daout && d->rep.sf, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): create its output Vec (NNSetUp() does) before running it", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  PetscCall(VecGetLocalSize(x, &nloc));
+  PetscCall(DMDAGetCorners(d->daout, NULL, NULL, NULL, &xm, &ym, &zm));
   d->g.ns = n;
   r->nb   = l->nbatch;
   r->ns   = n;
   r->Cin  = d->g.Cin;
   r->Cout = d->g.Cout;
-  r->npix = nloc / (r->nb * r->Cin);
+  r->npix = xm * ym * zm;
   PetscFunctionReturn(0);
 }
+
+#if defined(PETNN_HAVE_FFTW)
+  #include <petnn/private/nnrealdouble.h>
+  #include "spectralconv_passes.h"
+  #include <petnn/private/nnrealundef.h>
 
 static PetscErrorCode NNLayerForwardVec_SpectralConv(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
   NNSpectralRows        r;
   const PetscScalar    *xa;
-  PetscScalar          *ya, *bin, *bout;
-  const NNTensor       *tw = &l->tensors[d->nd == 2 ? 2 : 4];
+  PetscScalar          *ya;
 
   PetscFunctionBegin;
-  PetscCall(NNSpectralConvPrepare(l, n, x, &r));
-  PetscCall(NNSpectralFFTGetBuffers(d->fft, &bin, &bout));
+  PetscCall(NNSpectralConvPrepare(l, n, &r));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(y, &ya));
-  if (d->linear) {
-    NNSpectralLinearForward(&r, l->theta + tw[0].offset, l->theta + tw[1].offset, xa, ya);
-    PetscCall(PetscLogFlops(2.0 * r.npix * r.ns * r.Cin * r.Cout));
-  } else PetscCall(PetscArrayzero(ya, r.npix * r.nb * r.Cout));
-  PetscCall(NNFFTRepartitionForward(&d->rep, d->unitin, xa, bin));
-  PetscCall(NNSpectralFFTExecute(d->fft, NN_FFT_R2C_IN));
-  PetscCall(NNSpectralModesForward(&d->g, l->theta, bin, bout));
-  PetscCall(NNSpectralFFTExecute(d->fft, NN_FFT_C2R_OUT));
-  PetscCall(NNFFTRepartitionAdjoint(&d->rep, d->unitout, bout, ya));
-  PetscCall(NNSpectralZeroSlots(&r, r.Cout, ya));
+  PetscCall(NNSpectralConvForwardArrays(l, &r, &d->tr, l->theta, xa, ya));
   PetscCall(VecRestoreArrayWrite(y, &ya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   PetscFunctionReturn(0);
@@ -256,33 +239,17 @@ static PetscErrorCode NNLayerBackwardVec_SpectralConv(NNLayer l, PetscInt n, Vec
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
   NNSpectralRows        r;
   const PetscScalar    *xa, *dya;
-  PetscScalar          *dxa = NULL, *bin, *bout;
-  const NNTensor       *tw = &l->tensors[d->nd == 2 ? 2 : 4];
+  PetscScalar          *dxa = NULL;
   PetscMPIInt           cnt;
 
   PetscFunctionBegin;
-  PetscCall(NNSpectralConvPrepare(l, n, x, &r));
-  PetscCall(NNSpectralFFTGetBuffers(d->fft, &bin, &bout));
+  PetscCall(NNSpectralConvPrepare(l, n, &r));
   PetscCall(PetscArrayzero(d->grad, l->nparam));
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayRead(dy, &dya));
-  /* X = R2C(x) again (keeping it from the forward pass would cost a slab per layer), G = R2C(dy) */
-  PetscCall(NNFFTRepartitionForward(&d->rep, d->unitin, xa, bin));
-  PetscCall(NNSpectralFFTExecute(d->fft, NN_FFT_R2C_IN));
-  PetscCall(NNFFTRepartitionForward(&d->rep, d->unitout, dya, bout));
-  PetscCall(NNSpectralFFTExecute(d->fft, NN_FFT_R2C_OUT));
-  PetscCall(NNSpectralModesBackward(&d->g, l->theta, bout, bin, d->grad, dx ? PETSC_TRUE : PETSC_FALSE));
   if (dx) PetscCall(VecGetArrayWrite(dx, &dxa));
-  if (d->linear) {
-    NNSpectralLinearBackward(&r, l->theta + tw[0].offset, xa, dya, d->grad + tw[0].offset, d->grad + tw[1].offset, dxa);
-    PetscCall(PetscLogFlops((dx ? 4.0 : 2.0) * r.npix * r.ns * r.Cin * r.Cout));
-  } else if (dx) PetscCall(PetscArrayzero(dxa, r.npix * r.nb * r.Cin));
-  if (dx) {
-    PetscCall(NNSpectralFFTExecute(d->fft, NN_FFT_C2R_IN));
-    PetscCall(NNFFTRepartitionAdjoint(&d->rep, d->unitin, bin, dxa));
-    PetscCall(NNSpectralZeroSlots(&r, r.Cin, dxa));
-    PetscCall(VecRestoreArrayWrite(dx, &dxa));
-  }
+  PetscCall(NNSpectralConvBackwardArrays(l, &r, &d->tr, l->theta, d->grad, xa, dya, dxa));
+  if (dx) PetscCall(VecRestoreArrayWrite(dx, &dxa));
   PetscCall(VecRestoreArrayRead(dy, &dya));
   PetscCall(VecRestoreArrayRead(x, &xa));
   /* parameters are replicated: sum the ranks' shares */
@@ -310,14 +277,20 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
   d->nd                   = nd;
   d->linear               = PETSC_TRUE;
   d->transposed           = PETSC_TRUE;
-  d->unitin               = MPI_DATATYPE_NULL;
-  d->unitout              = MPI_DATATYPE_NULL;
+  d->tr.unitin            = MPI_DATATYPE_NULL;
+  d->tr.unitout           = MPI_DATATYPE_NULL;
+  d->str.unitin           = MPI_DATATYPE_NULL;
+  d->str.unitout          = MPI_DATATYPE_NULL;
   l->data                 = d;
   l->ops->setup           = NNLayerSetUp_SpectralConv;
   l->ops->initialize      = NNLayerInitialize_SpectralConv;
 #if defined(PETNN_HAVE_FFTW)
   l->ops->forwardvec  = NNLayerForwardVec_SpectralConv;
   l->ops->backwardvec = NNLayerBackwardVec_SpectralConv;
+#endif
+#if defined(PETNN_HAVE_FFTWF) /* -nn_precision single: float FFTs (layers/spectral/spectralconv_single.c) */
+  l->ops->forwardsingle  = NNLayerForwardSingle_SpectralConv;
+  l->ops->backwardsingle = NNLayerBackwardSingle_SpectralConv;
 #endif
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda (layers/spectral/spectralconv_cuda.c) */
   l->ops->forwarddevice  = NNLayerForwardDevice_SpectralConv;
@@ -366,7 +339,9 @@ static PetscErrorCode NNLayerCreate_SpectralConv(NNLayer l, PetscInt nd)
    (PETNN_WITH_FFTW); otherwise set-up fails with PETSC_ERR_SUP. On a GPU (-nn_device cuda) the layer
    computes only the kept modes, as truncated DFTs (layers/spectral/spectralconv_cuda.c), in double or
    single precision, on one rank or split over ranks (each rank transforms its box, the kept spectra
-   are summed over the ranks).
+   are summed over the ranks). In single precision on the CPU (-nn_precision single) it runs float
+   passes with FFTW's single-precision transforms (layers/spectral/spectralconv_single.c) when PetNN
+   found libfftw3f and libfftw3f_mpi, else its double passes on converted activations.
 
    Level: intermediate
 

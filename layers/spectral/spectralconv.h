@@ -1,8 +1,10 @@
 /*
    Private to the Fourier neural operator layers spectral_conv2d / spectral_conv3d:
-   layers/spectral/spectralconv.c (the layer types: set-up, passes), spectralconvopts.c (options, view,
-   setters), spectralconv_fft.c (FFTW MPI plans and the mode products), spectralconv_repartition.c (the
-   DMDA block <-> FFTW slab repartition), spectralconv_cuda.c and spectralconv_kernels.cu (the device passes,
+   layers/spectral/spectralconv.c (the layer types: set-up, double passes), spectralconv_single.c (the float
+   passes, -nn_precision single, with FFTW's single-precision library), spectralconv_passes.h (the passes on
+   arrays, a precision template both compile), spectralconvopts.c (options, view, setters), spectralconv_fft.c
+   (FFTW MPI plans and the mode products, spectralconv_modes_passes.h), spectralconv_repartition.c (the DMDA
+   block <-> FFTW slab repartition), spectralconv_cuda.c and spectralconv_kernels.cu (the device passes,
    -nn_device cuda: truncated DFTs of the kept modes of the rank's box instead of FFTs, no FFT library).
 
    Axes: a sample is (C,H,W) or (C,D,H,W); the DMDA's x is W, y is H, z is D. The FFT runs on the
@@ -32,6 +34,8 @@ PETSC_EXTERN PetscErrorCode NNFFTRepartitionDestroy(NNFFTRepartition *);
 PETSC_EXTERN PetscErrorCode NNFFTRepartitionPaddedSize(const NNFFTRepartition *, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNFFTRepartitionForward(NNFFTRepartition *, MPI_Datatype, const PetscScalar *, PetscScalar *);
 PETSC_EXTERN PetscErrorCode NNFFTRepartitionAdjoint(NNFFTRepartition *, MPI_Datatype, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNFFTRepartitionForwardSingle(NNFFTRepartition *, MPI_Datatype, const float *, float *);
+PETSC_INTERN PetscErrorCode NNFFTRepartitionAdjointSingle(NNFFTRepartition *, MPI_Datatype, const float *, float *);
 PETSC_INTERN PetscLogEvent NN_SpectralFFT, NN_SpectralRepartition;
 
 typedef struct _n_NNSpectralFFT *NNSpectralFFT;   /* plans and buffers (spectralconv_fft.c) */
@@ -47,6 +51,18 @@ typedef struct {
   PetscInt m[3], M;                     /* modes per axis and their product (one corner's modes) */
 } NNSpectralGeom;
 
+/* one precision's transforms: FFTW plans and slab buffers, and the repartition's units (runs of nbatch*C_in and
+   nbatch*C_out values) */
+typedef struct {
+  NNSpectralFFT fft;
+  MPI_Datatype  unitin, unitout;
+} NNSpectralTransforms;
+
+/* a pass's rows for the pointwise path's GEMMs: the rank's pixels, batch capacity and slots used, channels */
+typedef struct {
+  PetscInt npix, nb, ns, Cin, Cout;
+} NNSpectralRows;
+
 typedef struct {
   PetscInt         nd;        /* 2 or 3 */
   PetscInt         filters;   /* C_out */
@@ -58,21 +74,35 @@ typedef struct {
   DM               daout;     /* the input's grid and decomposition with dof nbatch*C_out */
   NNFFTRepartition rep;
   NNSpectralGeom   g;
-  MPI_Datatype     unitin, unitout; /* runs of nbatch*C_in and nbatch*C_out values */
-  NNSpectralFFT    fft;
+  NNSpectralTransforms tr;    /* double: made with the output Vec */
+  NNSpectralTransforms str;   /* single precision: made on the first float pass (spectralconv_single.c) */
   PetscScalar     *grad;      /* the layer's parameter gradient, summed over the ranks */
+  float           *sgrad;     /* single precision: the rank's share of the parameter gradient in float */
   NNSpectralCUDA   dev;       /* -nn_device cuda: twiddles, work arrays, kept spectra on the device (NULL until a pass) */
 } NNLayer_SpectralConv;
 
 
+/* spectralconv.c */
+PETSC_INTERN PetscErrorCode NNSpectralConvPrepare(NNLayer, PetscInt, NNSpectralRows *);
+PETSC_INTERN PetscErrorCode NNSpectralTransformsCreate(MPI_Comm, NNSpectralGeom *, PetscInt, PetscBool, NNSpectralTransforms *);
+PETSC_INTERN PetscErrorCode NNSpectralTransformsDestroy(NNSpectralTransforms *);
+
+/* spectralconv_single.c: the float passes (PETNN_HAVE_FFTWF: FFTW's single-precision library found) */
+PETSC_INTERN PetscErrorCode NNLayerForwardSingle_SpectralConv(NNLayer, PetscInt, const float *, float *);
+PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_SpectralConv(NNLayer, PetscInt, const float *, const float *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNSpectralConvResetSingle(NNLayer);
+
 /* spectralconv_fft.c */
 PETSC_INTERN PetscErrorCode NNSpectralFFTInitializePackage(void);
-PETSC_INTERN PetscErrorCode NNSpectralFFTCreate(MPI_Comm, NNSpectralGeom *, PetscInt, NNSpectralFFT *);
+PETSC_INTERN PetscErrorCode NNSpectralFFTCreate(MPI_Comm, NNSpectralGeom *, PetscInt, PetscBool, NNSpectralFFT *);
 PETSC_INTERN PetscErrorCode NNSpectralFFTDestroy(NNSpectralFFT *);
 PETSC_INTERN PetscErrorCode NNSpectralFFTGetBuffers(NNSpectralFFT, PetscScalar **, PetscScalar **);
+PETSC_INTERN PetscErrorCode NNSpectralFFTGetBuffersSingle(NNSpectralFFT, float **, float **);
 PETSC_INTERN PetscErrorCode NNSpectralFFTExecute(NNSpectralFFT, PetscInt);
 PETSC_INTERN PetscErrorCode NNSpectralModesForward(const NNSpectralGeom *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode NNSpectralModesBackward(const NNSpectralGeom *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscScalar *, PetscBool);
+PETSC_INTERN PetscErrorCode NNSpectralModesForwardSingle(const NNSpectralGeom *, const float *, const float *, float *);
+PETSC_INTERN PetscErrorCode NNSpectralModesBackwardSingle(const NNSpectralGeom *, const float *, const float *, float *, float *, PetscBool);
 PETSC_INTERN PetscErrorCode NNSpectralFFTView(NNSpectralFFT, PetscViewer);
 enum { NN_FFT_R2C_IN, NN_FFT_C2R_OUT, NN_FFT_R2C_OUT, NN_FFT_C2R_IN };
 

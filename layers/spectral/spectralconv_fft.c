@@ -1,10 +1,12 @@
 /*
    FFTW MPI plans and the mode products of the spectral_conv layers (layers/spectral/spectralconv.h).
 
-   Four in-place plans over two slab buffers, made once at set-up: r2c and c2r with howmany =
-   nbatch*C_in on the input buffer and with howmany = nbatch*C_out on the output buffer (channels-last
-   pixels are FFTW's interleaved howmany layout). FFTW is unnormalized both ways; torch.fft.irfftn
-   divides by N = prod(grid), which the forward mode product applies.
+   Four in-place plans over two slab buffers: r2c and c2r with howmany = nbatch*C_in on the input buffer
+   and with howmany = nbatch*C_out on the output buffer (channels-last pixels are FFTW's interleaved
+   howmany layout). The double plans (fftw_) are made at set-up; with -nn_precision single, float plans
+   (FFTW's single-precision library, fftwf_, when PetNN found it: PETNN_HAVE_FFTWF) are made the same way
+   on the first float pass. FFTW is unnormalized both ways; torch.fft.irfftn divides by N = prod(grid),
+   which the forward mode product applies.
 
    The spectral path is y = (1/N) C2R(M(R2C(x))), linear in x. With the real inner product
    <a,b> = Re sum conj(a) b on half spectra:
@@ -12,7 +14,8 @@
    where along the last (halved) axis c = 1 on the column 0 and (even W) the Nyquist column, 2 on the
    interior columns, and w = 1/c (c2r counts an interior column twice, Re of column 0 and Nyquist once).
    So with G = R2C(dy) (raw), the input gradient is C2R((1/N) sum_o G conj(W)) (c w = 1) and the
-   weight gradient is (c/N) sum_s G conj(X), X = R2C(x).
+   weight gradient is (c/N) sum_s G conj(X), X = R2C(x). The mode products are a precision template
+   (spectralconv_modes_passes.h) compiled here in double and in float.
 */
 #include "spectralconv.h"
 #if defined(PETNN_HAVE_FFTW)
@@ -20,8 +23,12 @@
 
 struct _n_NNSpectralFFT {
   NNSpectralGeom g;
+  PetscBool      single; /* float plans (fftwf_) on float buffers */
   fftw_plan      plan[4];
-  double        *bin, *bout; /* padded slab buffers of nbatch*C_in and nbatch*C_out values per position */
+  #if defined(PETNN_HAVE_FFTWF)
+  fftwf_plan     splan[4];
+  #endif
+  void          *bin, *bout; /* padded slab buffers of nbatch*C_in and nbatch*C_out values (double or float) per position */
   PetscInt       flag;       /* 0 estimate, 1 measure */
   PetscMPIInt    size;
   PetscInt      *rows;       /* slab rows of every rank */
@@ -33,24 +40,47 @@ static PetscErrorCode NNSpectralFFTFinalizePackage(void)
 {
   PetscFunctionBegin;
   fftw_mpi_cleanup();
+  #if defined(PETNN_HAVE_FFTWF)
+  fftwf_mpi_cleanup();
+  #endif
   NNFFTWInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
-/* fftw_mpi_init() once, fftw_mpi_cleanup() from PetscFinalize() */
+/* fftw_mpi_init() (and the float library's fftwf_mpi_init()) once, their cleanup from PetscFinalize() */
 PetscErrorCode NNSpectralFFTInitializePackage(void)
 {
   PetscFunctionBegin;
   if (NNFFTWInitialized) PetscFunctionReturn(0);
   NNFFTWInitialized = PETSC_TRUE;
   fftw_mpi_init();
+  #if defined(PETNN_HAVE_FFTWF)
+  fftwf_mpi_init();
+  #endif
   PetscCall(PetscRegisterFinalize(NNSpectralFFTFinalizePackage));
   PetscFunctionReturn(0);
 }
 
-/* plans and buffers; sets g->r0 and g->nr, the rank's rows of the first FFT axis (and with g->trans, g->t0 and
-   g->nt, its rows of the second axis of the transposed half spectrum), and g->npos */
-PetscErrorCode NNSpectralFFTCreate(MPI_Comm comm, NNSpectralGeom *g, PetscInt flag, NNSpectralFFT *fft)
+/* f's buffers and its four in-place plans with FFTW's API of prefix X (fftw: double, fftwf: float) on real type R */
+  #define NNSpectralFFTPlans(X, R, plans) \
+    do { \
+      R *bin = X##_alloc_real(2 * (size_t)PetscMax(ain, 1)), *bout = X##_alloc_real(2 * (size_t)PetscMax(aout, 1)); \
+      f->bin  = bin; \
+      f->bout = bout; \
+      PetscCheck(bin && bout, PETSC_COMM_SELF, PETSC_ERR_MEM, "FFTW could not allocate the slab buffers (%td and %td complex values)", ain, aout); \
+      PetscCall(PetscArrayzero(bin, 2 * PetscMax(ain, 1))); \
+      PetscCall(PetscArrayzero(bout, 2 * PetscMax(aout, 1))); \
+      plans[NN_FFT_R2C_IN]  = X##_mpi_plan_many_dft_r2c(g->nd, n, hin, B, B, bin, (X##_complex *)bin, comm, fr2c); \
+      plans[NN_FFT_C2R_IN]  = X##_mpi_plan_many_dft_c2r(g->nd, n, hin, B, B, (X##_complex *)bin, bin, comm, fc2r); \
+      plans[NN_FFT_R2C_OUT] = X##_mpi_plan_many_dft_r2c(g->nd, n, hout, B, B, bout, (X##_complex *)bout, comm, fr2c); \
+      plans[NN_FFT_C2R_OUT] = X##_mpi_plan_many_dft_c2r(g->nd, n, hout, B, B, (X##_complex *)bout, bout, comm, fc2r); \
+      for (PetscInt k = 0; k < 4; k++) PetscCheck(plans[k], comm, PETSC_ERR_LIB, "FFTW MPI could not plan the %s transforms of the %" PetscInt_FMT "-d grid", single ? "float" : "double", g->nd); \
+    } while (0)
+
+/* plans and buffers, in float with single (fftwf_: PETNN_HAVE_FFTWF); sets g->r0 and g->nr, the rank's rows of the
+   first FFT axis (and with g->trans, g->t0 and g->nt, its rows of the second axis of the transposed half spectrum), and
+   g->npos: the same in both precisions (FFTW's distribution does not depend on the precision) */
+PetscErrorCode NNSpectralFFTCreate(MPI_Comm comm, NNSpectralGeom *g, PetscInt flag, PetscBool single, NNSpectralFFT *fft)
 {
   NNSpectralFFT f;
   ptrdiff_t     n[3], nc[3], ln0, l0s, ln1 = 0, l1s = 0, ain, aout, hin = (ptrdiff_t)g->nb * g->Cin, hout = (ptrdiff_t)g->nb * g->Cout, B = FFTW_MPI_DEFAULT_BLOCK;
@@ -58,8 +88,12 @@ PetscErrorCode NNSpectralFFTCreate(MPI_Comm comm, NNSpectralGeom *g, PetscInt fl
   PetscInt      nr[2];
 
   PetscFunctionBegin;
+  #if !defined(PETNN_HAVE_FFTWF)
+  PetscCheck(!single, comm, PETSC_ERR_SUP, "PetNN was built without FFTW's single-precision library (libfftw3f, libfftw3f_mpi): no float transforms");
+  #endif
   PetscCall(NNSpectralFFTInitializePackage());
   PetscCall(PetscNew(&f));
+  f->single = single;
   for (PetscInt a = 0; a < g->nd; a++) n[a] = nc[a] = g->n[a];
   nc[g->nd - 1] = g->n[g->nd - 1] / 2 + 1;
   if (g->trans) {
@@ -78,16 +112,11 @@ PetscErrorCode NNSpectralFFTCreate(MPI_Comm comm, NNSpectralGeom *g, PetscInt fl
   /* transposed: [second axis rows][n0](...[W/2+1]); otherwise [n0 rows][middle axes][W/2+1] */
   if (g->trans) g->npos = g->nt * g->n[0] * (g->nd == 3 ? g->wc : 1);
   else g->npos = g->nr * g->inner * g->wc;
-  f->bin  = fftw_alloc_real(2 * (size_t)PetscMax(ain, 1));
-  f->bout = fftw_alloc_real(2 * (size_t)PetscMax(aout, 1));
-  PetscCheck(f->bin && f->bout, PETSC_COMM_SELF, PETSC_ERR_MEM, "FFTW could not allocate the slab buffers (%td and %td complex values)", ain, aout);
-  PetscCall(PetscArrayzero(f->bin, 2 * PetscMax(ain, 1)));
-  PetscCall(PetscArrayzero(f->bout, 2 * PetscMax(aout, 1)));
-  f->plan[NN_FFT_R2C_IN]  = fftw_mpi_plan_many_dft_r2c(g->nd, n, hin, B, B, f->bin, (fftw_complex *)f->bin, comm, fr2c);
-  f->plan[NN_FFT_C2R_IN]  = fftw_mpi_plan_many_dft_c2r(g->nd, n, hin, B, B, (fftw_complex *)f->bin, f->bin, comm, fc2r);
-  f->plan[NN_FFT_R2C_OUT] = fftw_mpi_plan_many_dft_r2c(g->nd, n, hout, B, B, f->bout, (fftw_complex *)f->bout, comm, fr2c);
-  f->plan[NN_FFT_C2R_OUT] = fftw_mpi_plan_many_dft_c2r(g->nd, n, hout, B, B, (fftw_complex *)f->bout, f->bout, comm, fc2r);
-  for (PetscInt k = 0; k < 4; k++) PetscCheck(f->plan[k], comm, PETSC_ERR_LIB, "FFTW MPI could not plan the transforms of the %" PetscInt_FMT "-d grid", g->nd);
+  #if defined(PETNN_HAVE_FFTWF)
+  if (single) NNSpectralFFTPlans(fftwf, float, f->splan);
+  else
+  #endif
+    NNSpectralFFTPlans(fftw, double, f->plan);
   f->g    = *g;
   f->flag = flag;
   PetscCallMPI(MPI_Comm_size(comm, &f->size));
@@ -105,10 +134,20 @@ PetscErrorCode NNSpectralFFTDestroy(NNSpectralFFT *fft)
 
   PetscFunctionBegin;
   if (!f) PetscFunctionReturn(0);
+  #if defined(PETNN_HAVE_FFTWF)
+  if (f->single) {
+    for (PetscInt k = 0; k < 4; k++)
+      if (f->splan[k]) fftwf_destroy_plan(f->splan[k]);
+    fftwf_free(f->bin);
+    fftwf_free(f->bout);
+  }
+  #endif
   for (PetscInt k = 0; k < 4; k++)
     if (f->plan[k]) fftw_destroy_plan(f->plan[k]);
-  fftw_free(f->bin);
-  fftw_free(f->bout);
+  if (!f->single) {
+    fftw_free(f->bin);
+    fftw_free(f->bout);
+  }
   PetscCall(PetscFree(f->rows));
   PetscCall(PetscFree(*fft));
   PetscFunctionReturn(0);
@@ -118,8 +157,19 @@ PetscErrorCode NNSpectralFFTDestroy(NNSpectralFFT *fft)
 PetscErrorCode NNSpectralFFTGetBuffers(NNSpectralFFT f, PetscScalar **bin, PetscScalar **bout)
 {
   PetscFunctionBegin;
-  if (bin) *bin = f->bin;
-  if (bout) *bout = f->bout;
+  PetscCheck(!f->single, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Double buffers asked of float FFT plans");
+  if (bin) *bin = (PetscScalar *)f->bin;
+  if (bout) *bout = (PetscScalar *)f->bout;
+  PetscFunctionReturn(0);
+}
+
+/* the same of float plans */
+PetscErrorCode NNSpectralFFTGetBuffersSingle(NNSpectralFFT f, float **bin, float **bout)
+{
+  PetscFunctionBegin;
+  PetscCheck(f->single, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Float buffers asked of double FFT plans");
+  if (bin) *bin = (float *)f->bin;
+  if (bout) *bout = (float *)f->bout;
   PetscFunctionReturn(0);
 }
 
@@ -131,7 +181,11 @@ PetscErrorCode NNSpectralFFTExecute(NNSpectralFFT f, PetscInt which)
   PetscFunctionBegin;
   for (PetscInt a = 0; a < g->nd; a++) N *= g->n[a];
   PetscCall(PetscLogEventBegin(NN_SpectralFFT, 0, 0, 0, 0));
-  fftw_execute(f->plan[which]);
+  #if defined(PETNN_HAVE_FFTWF)
+  if (f->single) fftwf_execute(f->splan[which]);
+  else
+  #endif
+    fftw_execute(f->plan[which]);
   /* about 2.5 N log2 N flops per real transform, times howmany, shared by the ranks */
   PetscCall(PetscLogFlops(2.5 * N * PetscLog2Real(N) * g->nb * (which == NN_FFT_R2C_IN || which == NN_FFT_C2R_IN ? g->Cin : g->Cout) / f->size));
   PetscCall(PetscLogEventEnd(NN_SpectralFFT, 0, 0, 0, 0));
@@ -213,80 +267,10 @@ static inline PetscBool NNSpectralKept(const NNSpectralGeom *g, PetscInt p, Pets
   return PETSC_TRUE;
 }
 
-/* Z = (1/N) X W on the kept modes of the rank's slab, zero elsewhere; X, Z complex (re, im pairs) half spectra */
-PetscErrorCode NNSpectralModesForward(const NNSpectralGeom *g, const PetscScalar *W, const PetscScalar *X, PetscScalar *Z)
-{
-  PetscInt  npos = g->npos, q, mode, kw, wq = g->Cin * g->Cout * g->M * 2, nk = 0;
-  PetscReal N = 1;
-
-  PetscFunctionBegin;
-  for (PetscInt a = 0; a < g->nd; a++) N *= g->n[a];
-  PetscCall(PetscArrayzero(Z, 2 * npos * g->nb * g->Cout));
-  for (PetscInt p = 0; p < npos; p++) {
-    if (!NNSpectralKept(g, p, &q, &mode, &kw)) continue;
-    nk++;
-    for (PetscInt s = 0; s < g->ns; s++) {
-      const PetscScalar *x = X + 2 * (p * g->nb + s) * g->Cin;
-      PetscScalar       *z = Z + 2 * (p * g->nb + s) * g->Cout;
-      for (PetscInt o = 0; o < g->Cout; o++) {
-        PetscScalar zr = 0, zi = 0;
-        for (PetscInt i = 0; i < g->Cin; i++) {
-          const PetscScalar *w = W + q * wq + 2 * ((i * g->Cout + o) * g->M + mode);
-          zr += x[2 * i] * w[0] - x[2 * i + 1] * w[1];
-          zi += x[2 * i] * w[1] + x[2 * i + 1] * w[0];
-        }
-        z[2 * o]     = zr / N;
-        z[2 * o + 1] = zi / N;
-      }
-    }
-  }
-  PetscCall(PetscLogFlops(8.0 * g->ns * g->Cin * g->Cout * nk));
-  PetscFunctionReturn(0);
-}
-
-/* dW += (c/N) sum_s G conj(X) on the kept modes; then, with dx, X <- (1/N) sum_o G conj(W) there and 0 elsewhere */
-PetscErrorCode NNSpectralModesBackward(const NNSpectralGeom *g, const PetscScalar *W, const PetscScalar *G, PetscScalar *X, PetscScalar *dW, PetscBool dx)
-{
-  PetscInt  npos = g->npos, q, mode, kw, wq = g->Cin * g->Cout * g->M * 2, Wlast = g->n[g->nd - 1], nk = 0;
-  PetscReal N = 1;
-
-  PetscFunctionBegin;
-  for (PetscInt a = 0; a < g->nd; a++) N *= g->n[a];
-  for (PetscInt p = 0; p < npos; p++) {
-    PetscReal c;
-    if (!NNSpectralKept(g, p, &q, &mode, &kw)) continue;
-    c = (kw == 0 || (Wlast % 2 == 0 && kw == Wlast / 2)) ? 1.0 : 2.0;
-    nk++;
-    for (PetscInt s = 0; s < g->ns; s++) {
-      const PetscScalar *x  = X + 2 * (p * g->nb + s) * g->Cin;
-      const PetscScalar *gy = G + 2 * (p * g->nb + s) * g->Cout;
-      for (PetscInt i = 0; i < g->Cin; i++)
-        for (PetscInt o = 0; o < g->Cout; o++) {
-          PetscScalar *w = dW + q * wq + 2 * ((i * g->Cout + o) * g->M + mode);
-          w[0] += c / N * (gy[2 * o] * x[2 * i] + gy[2 * o + 1] * x[2 * i + 1]);
-          w[1] += c / N * (gy[2 * o + 1] * x[2 * i] - gy[2 * o] * x[2 * i + 1]);
-        }
-    }
-  }
-  PetscCall(PetscLogFlops((dx ? 16.0 : 8.0) * g->ns * g->Cin * g->Cout * nk));
-  if (!dx) PetscFunctionReturn(0);
-  PetscCall(PetscArrayzero(X, 2 * npos * g->nb * g->Cin));
-  for (PetscInt p = 0; p < npos; p++) {
-    if (!NNSpectralKept(g, p, &q, &mode, &kw)) continue;
-    for (PetscInt s = 0; s < g->ns; s++) {
-      PetscScalar       *x  = X + 2 * (p * g->nb + s) * g->Cin;
-      const PetscScalar *gy = G + 2 * (p * g->nb + s) * g->Cout;
-      for (PetscInt i = 0; i < g->Cin; i++) {
-        PetscScalar xr = 0, xi = 0;
-        for (PetscInt o = 0; o < g->Cout; o++) {
-          const PetscScalar *w = W + q * wq + 2 * ((i * g->Cout + o) * g->M + mode);
-          xr += gy[2 * o] * w[0] + gy[2 * o + 1] * w[1];
-          xi += gy[2 * o + 1] * w[0] - gy[2 * o] * w[1];
-        }
-        x[2 * i]     = xr / N;
-        x[2 * i + 1] = xi / N;
-      }
-    }
-  }
-  PetscFunctionReturn(0);
-}
+#include <petnn/private/nnrealdouble.h>
+#include "spectralconv_modes_passes.h"
+#if defined(PETNN_HAVE_FFTWF)
+  #include <petnn/private/nnrealsingle.h>
+  #include "spectralconv_modes_passes.h"
+#endif
+#include <petnn/private/nnrealundef.h>

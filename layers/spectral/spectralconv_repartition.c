@@ -7,7 +7,10 @@
    2*(W/2+1)). Every pixel is one leaf of exactly one root, so the forward map (block -> slab,
    PetscSFBcast) is a permutation and its adjoint (slab -> block, PetscSFReduce with MPI_SUM) is its
    inverse. A pixel moves as one run of D values (an MPI contiguous type), so the same graph serves
-   activations of any channel count.
+   activations of any channel count, and of either precision: the float passes (-nn_precision single,
+   spectralconv_single.c) move runs of floats through NNFFTRepartitionForwardSingle() and
+   NNFFTRepartitionAdjointSingle(), whose sum is an MPI_Op of our own (PETSc 3.18's PetscSF cannot apply MPI_SUM
+   to a derived datatype of floats).
 */
 #include "spectralconv.h"
 
@@ -194,6 +197,35 @@ PetscErrorCode NNFFTRepartitionAdjoint(NNFFTRepartition *rep, MPI_Datatype unit,
   PetscCall(PetscLogEventBegin(NN_SpectralRepartition, 0, 0, 0, 0));
   PetscCall(PetscSFReduceBegin(rep->sf, unit, slab, blk, MPI_SUM));
   PetscCall(PetscSFReduceEnd(rep->sf, unit, slab, blk, MPI_SUM));
+  PetscCall(PetscLogEventEnd(NN_SpectralRepartition, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNFFTRepartitionForwardSingle - `NNFFTRepartitionForward()` on float arrays: unit is a contiguous type of D MPI_FLOATs
+*/
+PetscErrorCode NNFFTRepartitionForwardSingle(NNFFTRepartition *rep, MPI_Datatype unit, const float *blk, float *slab)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(NN_SpectralRepartition, 0, 0, 0, 0));
+  PetscCall(PetscSFBcastBegin(rep->sf, unit, blk, slab, MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(rep->sf, unit, blk, slab, MPI_REPLACE));
+  PetscCall(PetscLogEventEnd(NN_SpectralRepartition, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNFFTRepartitionAdjointSingle - `NNFFTRepartitionAdjoint()` on float arrays: ADDS every slab pixel into its DMDA pixel
+*/
+PetscErrorCode NNFFTRepartitionAdjointSingle(NNFFTRepartition *rep, MPI_Datatype unit, const float *slab, float *blk)
+{
+  MPI_Op sum;
+
+  PetscFunctionBegin;
+  PetscCall(NNGetSumOp(PETSC_TRUE, &sum));
+  PetscCall(PetscLogEventBegin(NN_SpectralRepartition, 0, 0, 0, 0));
+  PetscCall(PetscSFReduceBegin(rep->sf, unit, slab, blk, sum));
+  PetscCall(PetscSFReduceEnd(rep->sf, unit, slab, blk, sum));
   PetscCall(PetscLogEventEnd(NN_SpectralRepartition, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }

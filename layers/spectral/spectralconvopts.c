@@ -40,7 +40,7 @@ PetscErrorCode NNLayerView_SpectralConv(NNLayer l, PetscViewer v)
   else PetscCall(PetscSNPrintf(m, sizeof(m), "%" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT, d->modes[0], d->modes[1], d->modes[2]));
   PetscCall(PetscViewerASCIIPrintf(v, "%" PetscInt_FMT " -> %" PetscInt_FMT " channels, modes %s in each of %d corners, pointwise linear path %s\n", l->setupcalled ? l->inshape.dim[0] : 0, d->filters, m, d->nd == 2 ? 2 : 4, d->linear ? "yes (w.weight, w.bias)" : "no"));
 #if defined(PETNN_HAVE_FFTW)
-  if (d->fft) PetscCall(NNSpectralFFTView(d->fft, v));
+  if (d->tr.fft) PetscCall(NNSpectralFFTView(d->tr.fft, v));
 #endif
   PetscFunctionReturn(0);
 }

@@ -281,6 +281,8 @@ PETSC_INTERN PetscErrorCode NNSpatialHaloGetInputGradientSingle(NNSpatialHalo *,
 PETSC_INTERN PetscErrorCode NNSpatialHaloRestoreInputGradientSingle(NNSpatialHalo *, float *);
 /* dahalo's global-to-local PetscSF with its unit of dof floats (single) or doubles and the MPI_Op that sums them */
 PETSC_INTERN PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *, PetscBool, PetscSF *, MPI_Datatype *, MPI_Op *);
+/* the MPI_Op that sums units of floats (single) or doubles in a PetscSF's reduction */
+PETSC_INTERN PetscErrorCode NNGetSumOp(PetscBool, MPI_Op *);
 /* the device's exchange (-nn_device cuda, src/layer/interface/spatialhalo_cuda.c): the same PetscSF, split into device
    copies on the rank and the face pixels staged through page-locked host memory, in the precision given; xg, the
    ghosted array of dahalo, from the owned x, and its adjoint, x = the sum of the ghosted entries over the ranks' halos;

@@ -5,7 +5,8 @@
    gradient back with the same PetscSF's reduction. PETSc 3.18's PetscSF cannot apply MPI_SUM to a derived datatype
    of floats (MPI_ERR_OP from MPIU_Reduce_local), so the reduction uses an MPI_Op of our own that adds floats.
    NNSpatialHaloGetSF() gives the SF, the unit and the sum for either precision: the device's staging
-   (spatialhalo_cuda.c) moves doubles through it the same way.
+   (spatialhalo_cuda.c) moves doubles through it the same way. NNGetSumOp() gives the sum alone (the float adjoint of
+   the spectral_conv layers' repartition, layers/spectral/spectralconv_repartition.c).
 */
 #include <petnn/private/nnimpl.h>
 #include <petsc/private/dmdaimpl.h>
@@ -39,6 +40,23 @@ static PetscErrorCode NNSumOpsFree(void)
 }
 
 /*
+   NNGetSumOp - the MPI_Op that sums units of floats (single) or doubles through a PetscSF's reduction (PETSc 3.18's
+   PetscSF cannot apply MPI_SUM to a derived datatype of floats); freed by PetscFinalize()
+*/
+PetscErrorCode NNGetSumOp(PetscBool single, MPI_Op *sum)
+{
+  PetscFunctionBegin;
+  if (!NNSumOpsReg) {
+    PetscCallMPI(MPI_Op_create(NNFloatSum, 1, &NNFloatSumOp));
+    PetscCallMPI(MPI_Op_create(NNDoubleSum, 1, &NNDoubleSumOp));
+    PetscCall(PetscRegisterFinalize(NNSumOpsFree));
+    NNSumOpsReg = PETSC_TRUE;
+  }
+  *sum = single ? NNFloatSumOp : NNDoubleSumOp;
+  PetscFunctionReturn(0);
+}
+
+/*
    NNSpatialHaloGetSF - the halo DMDA's global-to-local PetscSF, its unit (dof floats when single, else dof doubles)
    and the MPI_Op that sums such units (the SF's reduction cannot apply MPI_SUM to a derived datatype here)
 */
@@ -54,14 +72,8 @@ PetscErrorCode NNSpatialHaloGetSF(NNSpatialHalo *h, PetscBool single, PetscSF *s
     PetscCallMPI(MPI_Type_contiguous(bs, single ? MPI_FLOAT : MPI_DOUBLE, u));
     PetscCallMPI(MPI_Type_commit(u));
   }
-  if (!NNSumOpsReg) {
-    PetscCallMPI(MPI_Op_create(NNFloatSum, 1, &NNFloatSumOp));
-    PetscCallMPI(MPI_Op_create(NNDoubleSum, 1, &NNDoubleSumOp));
-    PetscCall(PetscRegisterFinalize(NNSumOpsFree));
-    NNSumOpsReg = PETSC_TRUE;
-  }
   *unit = *u;
-  if (sum) *sum = single ? NNFloatSumOp : NNDoubleSumOp;
+  if (sum) PetscCall(NNGetSumOp(single, sum));
   PetscFunctionReturn(0);
 }
 
