@@ -258,7 +258,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
 #define GRAPH_RESIDUAL \
   "-nn_type graph -nn_input_shape 4 -nn_layers res,fc,a,t,c,out -res_type residual -res_layers fa,ta -fa_type dense -fa_units 4 -ta_type tanh " \
   "-fc_type dense -fc_units 4 -fc_inputs input -a_type add -a_inputs res,fc -t_type tanh -c_type concat -c_inputs t,res -out_type dense -out_units 3 -nn_loss mse"
-/* the encoder's r1 read by p1, cat and a, the decoder's up (conv_transpose2d: double passes) by cat and a; 12 x 12 pools and
+/* the encoder's r1 read by p1, cat and a, the decoder's up (conv_transpose2d) by cat and a; 12 x 12 pools and
    grows back to the encoder's layout on 1 to 4 ranks */
 #define GRAPH_UNET \
   "-nn_type graph -nn_input_shape 2,12,12 -nn_layers sp,e1,r1,p1,e2,r2,up,cat,s,d1,d2,a,t,out -sp_type to_spatial " \
@@ -270,15 +270,6 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
 #define GRAPH_ODE_CN \
   "-nn_type graph -nn_input_shape 4 -nn_layers res,fc,a,t,c,out -res_type ode -res_layers fa,ta -res_steps 2 -res_ts_type cn -fa_type dense -fa_units 4 -ta_type tanh " \
   "-fc_type dense -fc_units 4 -fc_inputs input -a_type add -a_inputs res,fc -t_type tanh -c_type concat -c_inputs t,res -out_type dense -out_units 3 -nn_loss mse"
-/* the encoder's r1 read by p1, cat and a, the decoder's up (conv_transpose2d: double passes) by cat and a; 12 x 12 pools and
-   grows back to the encoder's layout on 1 to 4 ranks */
-#define GRAPH_UNET \
-  "-nn_type graph -nn_input_shape 2,12,12 -nn_layers sp,e1,r1,p1,e2,r2,up,cat,s,d1,d2,a,t,out -sp_type to_spatial " \
-  "-e1_type conv2d -e1_filters 4 -e1_kernel 3 -e1_padding 1 -r1_type tanh -p1_type maxpool2d -p1_kernel 2 -e2_type conv2d -e2_filters 4 " \
-  "-e2_kernel 3 -e2_padding 1 -r2_type tanh -up_type conv_transpose2d -up_filters 4 -up_kernel 2 -up_stride 2 -cat_type concat " \
-  "-cat_inputs up,r1 -s_type split -s_sizes 3,5 -d1_type conv2d -d1_filters 4 -d1_kernel 3 -d1_padding 1 -d1_inputs s:1 -d2_type conv2d " \
-  "-d2_filters 4 -d2_kernel 1 -d2_inputs s:0 -a_type add -a_inputs d1,d2,r1,up -t_type tanh -out_type conv2d -out_filters 2 -out_kernel 1 " \
-  "-nn_loss mse"
 
 static const Case cases[] = {
   {"dense",                                                                              "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                                                                                                                                                                          PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
