@@ -375,6 +375,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->initialize      = NNLayerInitialize_Conv;
   l->ops->forwardvec      = NNLayerForwardVec_Conv;
   l->ops->backwardvec     = NNLayerBackwardVec_Conv;
+  l->part.floatpasses     = PETSC_TRUE; /* its float passes take filters and channels (conv_partition_passes.h) */
   l->ops->forwardsingle   = NNLayerForwardSingle_Conv;
   l->ops->backwardsingle  = NNLayerBackwardSingle_Conv;
   l->ops->createoutputvec = NNLayerCreateOutputVec_Conv;

@@ -188,6 +188,7 @@ typedef struct {
   PetscInt      pstart, pcnt;
   NNPartColumns pc;
   PetscScalar  *pbuf, *pbuf2; /* filters: the rank's output (dy) channels; channels: its input and input gradient channels */
+  float        *spbuf, *spbuf2; /* the same in the float passes */
 
   /* single precision (conv_single.c): the geometry (Winograd: tiles of its own), float packed weights and their gradient
      (im2col), float transformed weights and their gradient (Winograd: transformed in double), float workspace; made on
@@ -271,6 +272,12 @@ PETSC_INTERN PetscErrorCode NNConvPartOutputGradient(NNLayer, PetscInt, const Pe
 PETSC_INTERN PetscErrorCode NNConvPartInputGradient(NNLayer, PetscScalar *, PetscScalar **);
 PETSC_INTERN PetscErrorCode NNConvPartGatherInputGradient(NNLayer, PetscScalar *);
 PETSC_INTERN PetscErrorCode NNConvPartSumInputGradient(NNLayer, Vec);
+/* the same steps in the float passes (conv_partition_passes.h); the parameter gradient stays double */
+PETSC_INTERN PetscErrorCode NNConvPartInputSingle(NNLayer, const float *, const float **);
+PETSC_INTERN PetscErrorCode NNConvPartOutputSingle(NNLayer, PetscInt, float *);
+PETSC_INTERN PetscErrorCode NNConvPartOutputGradientSingle(NNLayer, PetscInt, const float *, const float **, PetscScalar *);
+PETSC_INTERN PetscErrorCode NNConvPartInputGradientSingle(NNLayer, float *, float **);
+PETSC_INTERN PetscErrorCode NNConvPartGatherInputGradientSingle(NNLayer, float *);
 PETSC_INTERN PetscErrorCode NNConvPartView(NNLayer, PetscViewer);
 
 /* convopts.c */

@@ -103,11 +103,13 @@ PetscErrorCode NNConvPartGeometry(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(PetscFree2(d->pbuf, d->pbuf2));
+  PetscCall(PetscFree2(d->spbuf, d->spbuf2));
   if (l->part.type == NN_PARTITION_FILTERS) {
     rows = NNConvPartRows(g, l->part.type);
     PetscCall(NNPartColumnsSetUp(NNLayerGetPartitionComm(l), g->Cout, rows, &d->pc));
     g->Cout = g->Og = d->pcnt;
     PetscCall(PetscMalloc2(PetscMax(rows * d->pcnt, 1), &d->pbuf, 1, &d->pbuf2));
+    PetscCall(PetscMalloc2(PetscMax(rows * d->pcnt, 1), &d->spbuf, 1, &d->spbuf2));
   } else {
     rows = NNConvPartRows(g, l->part.type);
     PetscCall(NNPartColumnsSetUp(NNLayerGetPartitionComm(l), g->Cin, rows, &d->pc));
@@ -116,6 +118,7 @@ PetscErrorCode NNConvPartGeometry(NNLayer l)
     g->bias        = PETSC_FALSE; /* added once, after the sum of the partial outputs */
     g->Ka          = g->K;
     PetscCall(PetscMalloc2(PetscMax(rows * d->pcnt, 1), &d->pbuf, PetscMax(rows * d->pcnt, 1), &d->pbuf2));
+    PetscCall(PetscMalloc2(PetscMax(rows * d->pcnt, 1), &d->spbuf, PetscMax(rows * d->pcnt, 1), &d->spbuf2));
   }
   PetscFunctionReturn(0);
 }
@@ -127,92 +130,38 @@ PetscErrorCode NNConvPartReset(NNLayer l)
   PetscFunctionBegin;
   PetscCall(NNPartColumnsReset(&d->pc));
   PetscCall(PetscFree2(d->pbuf, d->pbuf2));
+  PetscCall(PetscFree2(d->spbuf, d->spbuf2));
   PetscFunctionReturn(0);
 }
 
-/* the ghosted input the pass reads: the replicated one (filters) or this rank's channels of it (channels) */
-PetscErrorCode NNConvPartInput(NNLayer l, const PetscScalar *xa, const PetscScalar **xuse)
+/* the work arrays and the parameters of each precision, for the template below */
+static inline void NNConvPartBuffers(NNLayer_Conv *d, PetscScalar **b, PetscScalar **b2)
 {
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  *xuse = xa;
-  if (l->part.type != NN_PARTITION_CHANNELS) PetscFunctionReturn(0);
-  PetscCall(NNPartColumnsTake(&d->pc, NNConvPartRows(&d->g, l->part.type), xa, d->pc.ncol, d->pbuf, d->pcnt));
-  *xuse = d->pbuf;
-  PetscFunctionReturn(0);
+  *b  = d->pbuf;
+  *b2 = d->pbuf2;
 }
 
-/* completes the output from what this rank computed: all-gathers the filters' channels from pbuf (filters),
-   or sums the partial outputs and adds the bias to the first n slots (channels); collective */
-PetscErrorCode NNConvPartOutput(NNLayer l, PetscInt n, PetscScalar *ya)
+static inline void NNConvPartBuffersSingle(NNLayer_Conv *d, float **b, float **b2)
 {
-  NNLayer_Conv      *d    = (NNLayer_Conv *)l->data;
-  const NNConvGeom  *g    = &d->g;
-  PetscInt           rows = g->npix * g->nb, out = d->filters;
-  const PetscScalar *b    = l->theta + g->Cout * g->K;
-
-  PetscFunctionBegin;
-  if (l->part.type == NN_PARTITION_FILTERS) {
-    PetscCall(NNPartColumnsAllgather(&d->pc, rows, d->pbuf, d->pcnt, ya, out));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(NNPartSum(d->pc.comm, rows * out, ya));
-  if (d->bias)
-    for (PetscInt q = 0; q < g->npix; q++)
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt o = 0; o < out; o++) ya[(q * g->nb + s) * out + o] += b[o];
-  PetscFunctionReturn(0);
+  *b  = d->spbuf;
+  *b2 = d->spbuf2;
 }
 
-/* the output gradient the pass reads: this rank's filters' columns of dy (filters) or dy itself (channels);
-   channels: adds the bias gradient of the first n slots into grad (the layer's gradient, before its sum over
-   the spatial ranks) */
-PetscErrorCode NNConvPartOutputGradient(NNLayer l, PetscInt n, const PetscScalar *dya, const PetscScalar **dyuse, PetscScalar *grad)
+static inline const PetscScalar *NNConvPartTheta(NNLayer l)
 {
-  NNLayer_Conv     *d = (NNLayer_Conv *)l->data;
-  const NNConvGeom *g = &d->g;
-  PetscInt          out = d->filters;
-
-  PetscFunctionBegin;
-  *dyuse = dya;
-  if (l->part.type == NN_PARTITION_FILTERS) {
-    PetscCall(NNPartColumnsTake(&d->pc, g->npix * g->nb, dya, out, d->pbuf, d->pcnt));
-    *dyuse = d->pbuf;
-  } else if (l->part.type == NN_PARTITION_CHANNELS && d->bias) {
-    PetscScalar *db = grad + g->Cout * g->K;
-    for (PetscInt q = 0; q < g->npix; q++)
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt o = 0; o < out; o++) db[o] += dya[(q * g->nb + s) * out + o];
-  }
-  PetscFunctionReturn(0);
+  return l->theta;
 }
 
-/* where the pass writes the ghosted input gradient: the replicated array (filters: a partial sum) or this
-   rank's channels (channels: zeroed here) */
-PetscErrorCode NNConvPartInputGradient(NNLayer l, PetscScalar *dxa, PetscScalar **dxuse)
+static inline const float *NNConvPartThetaSingle(NNLayer l)
 {
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  *dxuse = dxa;
-  if (!dxa || l->part.type != NN_PARTITION_CHANNELS) PetscFunctionReturn(0);
-  PetscCall(PetscArrayzero(d->pbuf2, NNConvPartRows(&d->g, l->part.type) * d->pcnt));
-  *dxuse = d->pbuf2;
-  PetscFunctionReturn(0);
+  return l->stheta;
 }
 
-/* channels: all-gathers the channels' input gradients into the ghosted array dxa (before its halo sum);
-   collective */
-PetscErrorCode NNConvPartGatherInputGradient(NNLayer l, PetscScalar *dxa)
-{
-  NNLayer_Conv *d = (NNLayer_Conv *)l->data;
-
-  PetscFunctionBegin;
-  if (l->part.type != NN_PARTITION_CHANNELS) PetscFunctionReturn(0);
-  PetscCall(NNPartColumnsAllgather(&d->pc, NNConvPartRows(&d->g, l->part.type), d->pbuf2, d->pcnt, dxa, d->pc.ncol));
-  PetscFunctionReturn(0);
-}
+#include <petnn/private/nnrealdouble.h>
+#include "conv_partition_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "conv_partition_passes.h"
+#include <petnn/private/nnrealundef.h>
 
 /* filters: the input gradient dx (after the halo sum) summed over the ranks' partial ones; collective */
 PetscErrorCode NNConvPartSumInputGradient(NNLayer l, Vec dx)

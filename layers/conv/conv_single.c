@@ -7,7 +7,8 @@
    per axis in 2-d: F(4,3), F(2,5)), since the transforms' round-off grows with the tile: F(6,3) gave 1.7e-3
    finite-difference errors in float, F(4,3) stays near float's own. Its weight transforms (small: one per step) run
    in double on the double parameters and are rounded to float once. The weight gradient of the rank's pixels is
-   summed over the ranks in double. Partitioned layers take the double passes.
+   summed over the ranks in double. Partitioned layers (-<layer>_partition filters|channels) take the replicated
+   passes on their piece's geometry with the steps of conv_partition_passes.h around them, moving floats.
 */
 #include "conv.h"
 
@@ -61,6 +62,7 @@ PetscErrorCode NNLayerForwardSingle_Conv(NNLayer l, PetscInt n, const float *x, 
   NNConvGeom       g;
   NNConvPassSingle pass;
   const float     *xin, *b;
+  float           *ya = l->part.type == NN_PARTITION_FILTERS ? d->spbuf : y; /* filters: this rank's channels, gathered below */
   PetscLogDouble   flops, wflops = 0;
 
   PetscFunctionBegin;
@@ -78,19 +80,20 @@ PetscErrorCode NNLayerForwardSingle_Conv(NNLayer l, PetscInt n, const float *x, 
     /* Winograd adds into the output: every computed slot starts as the bias */
     for (PetscInt q = 0; q < g.npix; q++)
       for (PetscInt s = 0; s < n; s++) {
-        if (g.bias) PetscCall(PetscArraycpy(y + (q * g.nb + s) * g.Cout, b, g.Cout));
-        else PetscCall(PetscArrayzero(y + (q * g.nb + s) * g.Cout, g.Cout));
+        if (g.bias) PetscCall(PetscArraycpy(ya + (q * g.nb + s) * g.Cout, b, g.Cout));
+        else PetscCall(PetscArrayzero(ya + (q * g.nb + s) * g.Cout, g.Cout));
       }
   } else {
     NNConvPackWeights(&g, l->stheta, b, d->single.Wp);
     pass.Wp = d->single.Wp;
   }
   if (n < g.nb) /* the slots not computed are zero */
-    for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArrayzero(y + (q * g.nb + n) * g.Cout, (g.nb - n) * g.Cout));
+    for (PetscInt q = 0; q < g.npix; q++) PetscCall(PetscArrayzero(ya + (q * g.nb + n) * g.Cout, (g.nb - n) * g.Cout));
   PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin));
-  pass.x = xin;
-  pass.y = y;
+  PetscCall(NNConvPartInputSingle(l, xin, &pass.x));
+  pass.y = ya;
   PetscCall(NNConvRunSingle(&g, &pass, d->nthreads, d->single.work, d->single.iwork, &flops));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNConvPartOutputSingle(l, n, y));
   PetscCall(NNSpatialHaloRestoreInputSingle(&d->h));
   PetscCall(PetscLogFlops(flops + wflops));
   PetscFunctionReturn(0);
@@ -132,14 +135,22 @@ PetscErrorCode NNLayerBackwardSingle_Conv(NNLayer l, PetscInt n, const float *x,
       pass.U = d->single.WT;
     }
   }
+  PetscCall(PetscArrayzero(d->grad, l->nparam));          /* channels: the bias gradient from dy below */
   PetscCall(NNSpatialHaloGetInputSingle(&d->h, x, &xin)); /* exchanged again, as in double */
   if (dx) PetscCall(NNSpatialHaloGetInputGradientSingle(&d->h, dx, &dxin));
-  pass.x  = xin;
-  pass.dy = dy;
-  pass.dx = dxin;
+  PetscCall(NNConvPartInputSingle(l, xin, &pass.x));
+  PetscCall(NNConvPartOutputGradientSingle(l, n, dy, &pass.dy, d->grad));
+  PetscCall(NNConvPartInputGradientSingle(l, dxin, &pass.dx));
   PetscCall(NNConvRunSingle(&g, &pass, d->nthreads, d->single.work, d->single.iwork, &flops));
+  if (dxin) PetscCall(NNConvPartGatherInputGradientSingle(l, dxin));
   PetscCall(NNSpatialHaloRestoreInputSingle(&d->h));
   if (dx) PetscCall(NNSpatialHaloRestoreInputGradientSingle(&d->h, dx));
+  if (dx && l->part.type == NN_PARTITION_FILTERS) { /* the partial input gradients summed over the model ranks */
+    PetscInt xm, ym, zm, dof;
+    PetscCall(DMDAGetCorners(d->h.dahalo, NULL, NULL, NULL, &xm, &ym, &zm));
+    PetscCall(DMDAGetInfo(d->h.dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(NNPartSumSingle(d->pc.comm, xm * ym * zm * dof, dx));
+  }
   /* the rank's weight gradient in double (Winograd: transformed back in double), summed over the ranks that hold
      pieces of the samples */
   if (wino) {

@@ -97,6 +97,7 @@ static PetscErrorCode NNLayerReset_Dense(NNLayer l)
   PetscFunctionBegin;
   PetscCall(NNPartColumnsReset(&d->pc));
   PetscCall(PetscFree(d->work));
+  PetscCall(PetscFree(d->swork));
   PetscFunctionReturn(0);
 }
 
@@ -125,7 +126,7 @@ static PetscErrorCode NNLayerInitialize_Dense(NNLayer l)
 static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
 {
   PetscFunctionBegin;
-  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartForward(l, n, x, y));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartForward(l, n, l->theta, x, y));
   else PetscCall(NNDenseForward(l, n, l->theta, x, y));
   PetscFunctionReturn(0);
 }
@@ -133,7 +134,7 @@ static PetscErrorCode NNLayerForward_Dense(NNLayer l, PetscInt n, const PetscSca
 static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y PETSC_UNUSED, const PetscScalar *dy, PetscScalar *dx)
 {
   PetscFunctionBegin;
-  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartBackward(l, n, x, dy, dx));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartBackward(l, n, l->theta, l->dtheta, x, dy, dx));
   else PetscCall(NNDenseBackward(l, n, l->theta, l->dtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
@@ -142,14 +143,16 @@ static PetscErrorCode NNLayerBackward_Dense(NNLayer l, PetscInt n, const PetscSc
 static PetscErrorCode NNLayerForwardSingle_Dense(NNLayer l, PetscInt n, const float *x, float *y)
 {
   PetscFunctionBegin;
-  PetscCall(NNDenseForwardSingle(l, n, l->stheta, x, y));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartForwardSingle(l, n, l->stheta, x, y));
+  else PetscCall(NNDenseForwardSingle(l, n, l->stheta, x, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode NNLayerBackwardSingle_Dense(NNLayer l, PetscInt n, const float *x, const float *y PETSC_UNUSED, const float *dy, float *dx)
 {
   PetscFunctionBegin;
-  PetscCall(NNDenseBackwardSingle(l, n, l->stheta, l->sdtheta, x, dy, dx));
+  if (l->part.type != NN_PARTITION_REPLICATE) PetscCall(NNDensePartBackwardSingle(l, n, l->stheta, l->sdtheta, x, dy, dx));
+  else PetscCall(NNDenseBackwardSingle(l, n, l->stheta, l->sdtheta, x, dy, dx));
   PetscFunctionReturn(0);
 }
 
@@ -254,6 +257,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->initialize      = NNLayerInitialize_Dense;
   l->ops->forward         = NNLayerForward_Dense;
   l->ops->backward        = NNLayerBackward_Dense;
+  l->part.floatpasses     = PETSC_TRUE; /* its float passes take rows and columns (dense_partition_passes.h) */
   l->ops->forwardsingle   = NNLayerForwardSingle_Dense;
   l->ops->backwardsingle  = NNLayerBackwardSingle_Dense;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/core/dense_cuda.c */

@@ -10,11 +10,15 @@
              backward dW_r += dy^T x[:, C_r], db += sum dy (the same on every rank), dx[:, C_r] = dy W_r,
              all-gathered into dx.
 
+   The passes are a precision template (dense_partition_passes.h): in single precision the pieces of the
+   activations move as floats.
+
    The random initialization draws the numbers of the whole weight in PyTorch's order and keeps this rank's,
    so a partitioned network starts from the same weights as a replicated one with the same seed.
 */
 #include "dense.h"
 #include <cblas.h>
+#include <petnn/private/nngemm.h>
 
 PetscErrorCode NNDensePartSetUp(NNLayer l)
 {
@@ -34,6 +38,7 @@ PetscErrorCode NNDensePartSetUp(NNLayer l)
   if (d->bias && rows) PetscCall(NNLayerAddTensorSplit(l, "bias", NN_TENSOR_PARAM, 1, &d->units, 0, start, cnt));
   else if (d->bias) PetscCall(NNLayerAddTensor(l, "bias", NN_TENSOR_PARAM, 1, &d->units));
   PetscCall(PetscMalloc1(PetscMax(l->nbatch * cnt, 1), &d->work));
+  PetscCall(PetscMalloc1(PetscMax(l->nbatch * cnt, 1), &d->swork));
   PetscFunctionReturn(0);
 }
 
@@ -66,63 +71,22 @@ PetscErrorCode NNDensePartInitialize(NNLayer l, PetscReal bound)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNDensePartForward(NNLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y)
+/* the [nbatch][this rank's features] work array of each precision */
+static inline PetscScalar *NNDensePartWork(NNLayer_Dense *d)
 {
-  NNLayer_Dense     *d  = (NNLayer_Dense *)l->data;
-  PetscInt           in = l->inshape.dim[0], out = d->units, start = d->pc.dsp[d->pc.rank], cnt = d->pc.cnt[d->pc.rank];
-  const PetscScalar *W  = l->theta;
-
-  PetscFunctionBegin;
-  if (l->part.type == NN_PARTITION_ROWS) {
-    const PetscScalar *b = W + cnt * in;
-    if (d->bias)
-      for (PetscInt s = 0; s < n; s++) PetscCall(PetscArraycpy(d->work + s * cnt, b, cnt));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, cnt, in, 1.0, x, in, W, in, d->bias ? 1.0 : 0.0, d->work, cnt);
-    PetscCall(NNPartColumnsAllgather(&d->pc, n, d->work, cnt, y, out));
-  } else {
-    const PetscScalar *b = W + out * cnt;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, cnt, 1.0, x + start, in, W, cnt, 0.0, y, out);
-    PetscCall(NNPartSum(d->pc.comm, n * out, y));
-    if (d->bias)
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt o = 0; o < out; o++) y[s * out + o] += b[o];
-  }
-  PetscCall(PetscLogFlops(2.0 * n * cnt * (l->part.type == NN_PARTITION_ROWS ? in : out)));
-  PetscFunctionReturn(0);
+  return d->work;
 }
 
-PetscErrorCode NNDensePartBackward(NNLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *dy, PetscScalar *dx)
+static inline float *NNDensePartWorkSingle(NNLayer_Dense *d)
 {
-  NNLayer_Dense     *d  = (NNLayer_Dense *)l->data;
-  PetscInt           in = l->inshape.dim[0], out = d->units, start = d->pc.dsp[d->pc.rank], cnt = d->pc.cnt[d->pc.rank];
-  const PetscScalar *W  = l->theta;
-  PetscScalar       *dW = l->dtheta;
-
-  PetscFunctionBegin;
-  if (l->part.type == NN_PARTITION_ROWS) { /* this rank's output columns of dy: dy + start, leading dimension out */
-    PetscScalar *db = dW + cnt * in;
-    if (dx) {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, cnt, 1.0, dy + start, out, W, in, 0.0, dx, in);
-      PetscCall(NNPartSum(d->pc.comm, n * in, dx));
-    }
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cnt, in, n, 1.0, dy + start, out, x, in, 1.0, dW, in);
-    if (d->bias)
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt o = 0; o < cnt; o++) db[o] += dy[s * out + start + o];
-  } else {
-    PetscScalar *db = dW + out * cnt;
-    if (dx) {
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, cnt, out, 1.0, dy, out, W, cnt, 0.0, d->work, cnt);
-      PetscCall(NNPartColumnsAllgather(&d->pc, n, d->work, cnt, dx, in));
-    }
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, cnt, n, 1.0, dy, out, x + start, in, 1.0, dW, cnt);
-    if (d->bias)
-      for (PetscInt s = 0; s < n; s++)
-        for (PetscInt o = 0; o < out; o++) db[o] += dy[s * out + o];
-  }
-  PetscCall(PetscLogFlops(2.0 * n * cnt * (l->part.type == NN_PARTITION_ROWS ? in : out) * (dx ? 2 : 1)));
-  PetscFunctionReturn(0);
+  return d->swork;
 }
+
+#include <petnn/private/nnrealdouble.h>
+#include "dense_partition_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "dense_partition_passes.h"
+#include <petnn/private/nnrealundef.h>
 
 PetscErrorCode NNDensePartView(NNLayer l, PetscViewer v)
 {

@@ -122,6 +122,10 @@ struct _p_NNLayer {
     PetscScalar       *full, *dfull;
     const PetscScalar *theta0; /* the pointers into the network's arrays during a pass */
     PetscScalar       *dtheta0;
+    float             *sfull, *sdfull; /* the same in a float pass (NNLayerShardBeginSingle()) */
+    const float       *stheta0;
+    float             *sdtheta0;
+    PetscBool          floatpasses;    /* the type's float passes take its partitions (rows, columns, filters, channels) */
     NNTensor          *whole, *pieces; /* [ntensors]: the type's tables (whole, swapped in for its calls) and the pieces */
     PetscInt           npieces;        /* nparam of the pieces */
     MPI_Comm         comm;    /* the ranks the pieces are split over (not owned): set by the network before set-up
@@ -211,6 +215,7 @@ typedef struct {
   PetscInt     ncol;       /* all columns */
   PetscInt    *cnt, *dsp;  /* [size] each rank's columns */
   PetscScalar *work;       /* rows * ncol entries, for the exchanges */
+  float       *swork;      /* the same in float (the float passes), allocated on first use */
   PetscInt     maxrows;
 } NNPartColumns;
 PETSC_EXTERN PetscErrorCode NNPartColumnsSetUp(MPI_Comm, PetscInt, PetscInt, NNPartColumns *);
@@ -218,6 +223,9 @@ PETSC_EXTERN PetscErrorCode NNPartColumnsReset(NNPartColumns *);
 PETSC_EXTERN PetscErrorCode NNPartColumnsAllgather(NNPartColumns *, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 PETSC_EXTERN PetscErrorCode NNPartColumnsTake(NNPartColumns *, PetscInt, const PetscScalar[], PetscInt, PetscScalar[], PetscInt);
 PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
+PETSC_EXTERN PetscErrorCode NNPartColumnsAllgatherSingle(NNPartColumns *, PetscInt, const float[], PetscInt, float[], PetscInt);
+PETSC_EXTERN PetscErrorCode NNPartColumnsTakeSingle(NNPartColumns *, PetscInt, const float[], PetscInt, float[], PetscInt);
+PETSC_EXTERN PetscErrorCode NNPartSumSingle(MPI_Comm, PetscInt, float[]);
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
 PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
@@ -226,6 +234,8 @@ PETSC_INTERN PetscErrorCode NNLayerCheckWhole(NNLayer, const char[]);
 PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardEnd(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNLayerShardBeginSingle(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNLayerShardEndSingle(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardInitialize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardReset(NNLayer);
 PETSC_EXTERN PetscErrorCode NNLayerSetChildPointers(NNLayer);

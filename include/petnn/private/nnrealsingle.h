@@ -5,3 +5,4 @@
 #define NN_GEMM   cblas_sgemm
 #define NN_VLEN   16
 #define NN_GEMM_LAYER NNGemmLayerSingle
+#define NN_MPI_REAL   MPI_FLOAT

@@ -4,3 +4,4 @@
 #undef NN_GEMM
 #undef NN_VLEN
 #undef NN_GEMM_LAYER
+#undef NN_MPI_REAL

@@ -12,6 +12,10 @@
      backward    all-gather again, run with the parameter gradient going to a zeroed whole copy,
                  add this rank's piece of it to the network's gradient, free both.
 
+   In single precision (NNLayerShardBeginSingle()) the pass gathers the double pieces as above, since some float
+   passes read the double weights (Winograd's transforms), and rounds the whole copy to float once; the float gradient
+   goes to a zeroed whole float copy, whose piece is added to the float gradient the network hands on.
+
    The activations are replicated on the layer's ranks (every rank runs the same pass), so the whole
    gradient is the same on every rank and keeping the piece is the reduce-scatter of data parallelism
    without the sum. Buffers (running statistics) stay whole on every rank.
@@ -70,6 +74,8 @@ static PetscErrorCode NNLayerShardFree(NNLayer l)
   PetscFunctionBegin;
   PetscCall(PetscFree(l->part.full));
   PetscCall(PetscFree(l->part.dfull));
+  PetscCall(PetscFree(l->part.sfull));
+  PetscCall(PetscFree(l->part.sdfull));
   PetscFunctionReturn(0);
 }
 
@@ -82,10 +88,14 @@ PetscErrorCode NNLayerShardReset(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* a piece along the first axis is a contiguous block of the whole tensor: [start * post, (start + cnt) * post) */
+/* a piece along the first axis is a contiguous block of the whole tensor: [start * post, (start + cnt) * post), post the
+   product of the other axes (also on a rank whose piece is empty: every rank must count what the others send) */
 static PetscInt NNTensorPost(const NNTensor *t)
 {
-  return t->dim[0] ? t->size / t->dim[0] : 0;
+  PetscInt post = 1;
+
+  for (PetscInt a = 1; a < t->ndim; a++) post *= t->dim[a];
+  return post;
 }
 
 /* whole[] (the whole layout) from every rank's pieces; collective */
@@ -163,6 +173,42 @@ PetscErrorCode NNLayerShardEnd(NNLayer l, PetscBool backward)
     NNLayerShardTake(l, l->part.dfull, l->dtheta, PETSC_TRUE);
   }
   PetscCall(NNLayerShardFree(l));
+  PetscFunctionReturn(0);
+}
+
+/* Before a float pass (NNLayerForwardSingle(), NNLayerBackwardSingle()): the whole double parameters as in
+   NNLayerShardBegin(), their float copy, and for backward a zeroed whole float gradient. Collective. */
+PetscErrorCode NNLayerShardBeginSingle(NNLayer l, PetscBool backward)
+{
+  PetscFunctionBegin;
+  PetscCall(NNLayerShardBegin(l, PETSC_FALSE));
+  PetscCall(PetscMalloc1(PetscMax(l->part.gnparam, 1), &l->part.sfull));
+  for (PetscInt i = 0; i < l->part.gnparam; i++) l->part.sfull[i] = (float)l->theta[i];
+  l->part.stheta0 = l->stheta;
+  l->stheta       = l->part.sfull;
+  if (backward) {
+    PetscCall(PetscCalloc1(PetscMax(l->part.gnparam, 1), &l->part.sdfull));
+    l->part.sdtheta0 = l->sdtheta;
+    l->sdtheta       = l->part.sdfull;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* After a float pass: (backward) add this rank's piece of the whole float gradient, then as NNLayerShardEnd() */
+PetscErrorCode NNLayerShardEndSingle(NNLayer l, PetscBool backward)
+{
+  PetscFunctionBegin;
+  l->stheta = l->part.stheta0;
+  if (backward) {
+    l->sdtheta = l->part.sdtheta0;
+    for (PetscInt k = 0; k < l->ntensors; k++) {
+      const NNTensor *t   = &l->part.pieces[k];
+      const float    *src = l->part.sdfull + t->goffset + (t->split ? t->start * NNTensorPost(t) : 0);
+      if (t->kind != NN_TENSOR_PARAM) continue;
+      for (PetscInt i = 0; i < t->size; i++) l->sdtheta[t->offset + i] += src[i];
+    }
+  }
+  PetscCall(NNLayerShardEnd(l, PETSC_FALSE));
   PetscFunctionReturn(0);
 }
 

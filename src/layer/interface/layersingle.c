@@ -4,11 +4,11 @@
    activations converted at its boundaries. */
 #include <petnn/private/nnimpl.h>
 
-/* the layer runs its own float passes: its type has them and its parameters are whole (partitioned and
-   sharded layers exchange double pieces over their ranks, so they take the double passes) */
+/* the layer runs its own float passes: its type has them, and if it is partitioned, its float passes take the
+   partition (sharding is the interface's: NNLayerShardBeginSingle()) */
 PetscBool NNLayerHasSinglePasses(NNLayer l)
 {
-  return (PetscBool)(l->ops->forwardsingle && l->ops->backwardsingle && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
+  return (PetscBool)(l->ops->forwardsingle && l->ops->backwardsingle && (l->part.type == NN_PARTITION_REPLICATE || l->part.floatpasses));
 }
 
 /*
@@ -24,7 +24,9 @@ PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *x
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
   if (!l->ops->forwardvec) PetscCall(NNLayerArraySamples(l, x, &n)); /* a pointwise layer: all batch slots of a spatial activation */
+  if (l->part.shard) PetscCall(NNLayerShardBeginSingle(l, PETSC_FALSE));
   PetscUseTypeMethod(l, forwardsingle, n, xs, ys);
+  if (l->part.shard) PetscCall(NNLayerShardEndSingle(l, PETSC_FALSE));
   PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -40,7 +42,9 @@ PetscErrorCode NNLayerBackwardSingle(NNLayer l, PetscInt n, Vec x, const float *
   PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
   PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
   if (!l->ops->backwardvec) PetscCall(NNLayerArraySamples(l, x, &n));
+  if (l->part.shard) PetscCall(NNLayerShardBeginSingle(l, PETSC_TRUE));
   PetscUseTypeMethod(l, backwardsingle, n, xs, ys, dys, dxs);
+  if (l->part.shard) PetscCall(NNLayerShardEndSingle(l, PETSC_TRUE)); /* this rank's piece of the parameter gradient */
   PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }

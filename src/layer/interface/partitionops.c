@@ -5,7 +5,8 @@
    split. A replicated array is one logical tensor that every rank holds, so
      all-gather (split -> replicated)   has the adjoint "take the rank's own columns";
      replication (replicated -> used by every rank's partial product) has the adjoint "sum over the ranks".
-   tests/model_parallel_ops.c checks both pairs with the dot-product test.
+   tests/model_parallel_dense.c checks both pairs with the dot-product test, tests/precision_model_parallel.c their
+   float instances.
 */
 #include <petnn/private/nnimpl.h>
 
@@ -32,54 +33,29 @@ PetscErrorCode NNPartColumnsReset(NNPartColumns *p)
   PetscFunctionBegin;
   PetscCall(PetscFree2(p->cnt, p->dsp));
   PetscCall(PetscFree(p->work));
+  PetscCall(PetscFree(p->swork));
   p->size = 0;
   PetscFunctionReturn(0);
 }
 
-/* full[r][dsp_q + j] = piece of rank q [r][j] for rows < n: local is this rank's [n][cnt] with leading dimension
-   ldl, full [n][ncol] with leading dimension ldf; collective */
-PetscErrorCode NNPartColumnsAllgather(NNPartColumns *p, PetscInt n, const PetscScalar local[], PetscInt ldl, PetscScalar full[], PetscInt ldf)
+/* the exchanges' workspace of rows * ncol entries: the double one from set-up, the float one on first use */
+static PetscErrorCode NNPartColumnsGetWork(NNPartColumns *p, PetscScalar **work)
 {
-  PetscMPIInt *cnt, *dsp, me;
-  PetscInt     c = p->cnt[p->rank], off = 0;
-
   PetscFunctionBegin;
-  PetscCheck(n <= p->maxrows, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "All-gather of %" PetscInt_FMT " rows; set up for %" PetscInt_FMT, n, p->maxrows);
-  PetscCall(PetscLogEventBegin(NN_PartGather, 0, 0, 0, 0));
-  PetscCall(PetscMalloc2(p->size, &cnt, p->size, &dsp));
-  for (PetscMPIInt q = 0; q < p->size; q++) {
-    PetscCall(PetscMPIIntCast(n * p->cnt[q], &cnt[q]));
-    PetscCall(PetscMPIIntCast(off, &dsp[q]));
-    off += n * p->cnt[q];
-  }
-  for (PetscInt r = 0; r < n; r++) PetscCall(PetscArraycpy(p->work + dsp[p->rank] + r * c, local + r * ldl, c));
-  PetscCall(PetscMPIIntCast(n * c, &me));
-  PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, me, MPIU_SCALAR, p->work, cnt, dsp, MPIU_SCALAR, p->comm));
-  for (PetscMPIInt q = 0; q < p->size; q++)
-    for (PetscInt r = 0; r < n; r++) PetscCall(PetscArraycpy(full + r * ldf + p->dsp[q], p->work + dsp[q] + r * p->cnt[q], p->cnt[q]));
-  PetscCall(PetscFree2(cnt, dsp));
-  PetscCall(PetscLogEventEnd(NN_PartGather, 0, 0, 0, 0));
+  *work = p->work;
   PetscFunctionReturn(0);
 }
 
-/* the adjoint of the all-gather: local[r][j] = full[r][dsp_me + j] for rows < n; not collective */
-PetscErrorCode NNPartColumnsTake(NNPartColumns *p, PetscInt n, const PetscScalar full[], PetscInt ldf, PetscScalar local[], PetscInt ldl)
+static PetscErrorCode NNPartColumnsGetWorkSingle(NNPartColumns *p, float **work)
 {
   PetscFunctionBegin;
-  for (PetscInt r = 0; r < n; r++) PetscCall(PetscArraycpy(local + r * ldl, full + r * ldf + p->dsp[p->rank], p->cnt[p->rank]));
+  if (!p->swork) PetscCall(PetscMalloc1(PetscMax(p->maxrows * p->ncol, 1), &p->swork));
+  *work = p->swork;
   PetscFunctionReturn(0);
 }
 
-/* a[0..n) = the sum over the ranks of comm of their a (the adjoint of replication); collective */
-PetscErrorCode NNPartSum(MPI_Comm comm, PetscInt n, PetscScalar a[])
-{
-  PetscMPIInt cnt;
-
-  PetscFunctionBegin;
-  PetscCall(NNParallelRegisterEvents());
-  PetscCall(PetscLogEventBegin(NN_PartReduce, 0, 0, 0, 0));
-  PetscCall(PetscMPIIntCast(n, &cnt));
-  if (cnt) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, a, cnt, MPIU_SCALAR, MPIU_SUM, comm));
-  PetscCall(PetscLogEventEnd(NN_PartReduce, 0, 0, 0, 0));
-  PetscFunctionReturn(0);
-}
+#include <petnn/private/nnrealdouble.h>
+#include "partitionops_passes.h"
+#include <petnn/private/nnrealsingle.h>
+#include "partitionops_passes.h"
+#include <petnn/private/nnrealundef.h>
