@@ -376,6 +376,7 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
   l->ops->forwardvec      = NNLayerForwardVec_Conv;
   l->ops->backwardvec     = NNLayerBackwardVec_Conv;
   l->part.floatpasses     = PETSC_TRUE; /* its float passes take filters and channels (conv_partition_passes.h) */
+  l->part.devicepasses    = PETSC_TRUE; /* and its device passes: the GEMM ones (conv_gemm_cuda.c) */
   l->ops->forwardsingle   = NNLayerForwardSingle_Conv;
   l->ops->backwardsingle  = NNLayerBackwardSingle_Conv;
   l->ops->createoutputvec = NNLayerCreateOutputVec_Conv;

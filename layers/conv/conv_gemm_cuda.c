@@ -28,10 +28,12 @@
 #include "conv.h"
 #include <petnn/private/cudaimpl.h>
 #include <petnn/private/spatialhalodevice.h>
+#include <petnn/private/partitiondevice.h>
 
 typedef struct {
   void       *col, *tmp, *dth; /* the column matrix; the bias gradient's per-slot sums (n*Cout); split: the pass's parameter gradient */
-  size_t      ncol, ntmp;      /* their sizes in bytes */
+  void       *part, *part2;    /* partitioned (filters, channels): the rank's channels of the output or input, and of the input gradient */
+  size_t      ncol, ntmp, npart; /* their sizes in bytes */
   PetscInt    nb;
   NNPrecision prec;
 } NNConvGemmCUDA;
@@ -48,18 +50,21 @@ PetscErrorCode NNConvGemmResetDevice(void **ws)
   PetscCall(NNCUDAFree(&c->col));
   PetscCall(NNCUDAFree(&c->tmp));
   PetscCall(NNCUDAFree(&c->dth));
+  PetscCall(NNCUDAFree(&c->part));
+  PetscCall(NNCUDAFree(&c->part2));
   PetscCall(PetscFree(*ws));
   PetscFunctionReturn(0);
 }
 
-/* the workspace for ncol column entries and ntmp bias sums, made again when the capacity or the precision change */
-static PetscErrorCode NNConvGemmWorkspace(NNLayer l, void **ws, size_t ncol, size_t ntmp, NNConvGemmCUDA **cc)
+/* the workspace for ncol column entries, ntmp bias sums and npart entries of the rank's channels (twice), made again
+   when the capacity or the precision change */
+static PetscErrorCode NNConvGemmWorkspace(NNLayer l, void **ws, size_t ncol, size_t ntmp, size_t npart, NNConvGemmCUDA **cc)
 {
   NNConvGemmCUDA *c  = (NNConvGemmCUDA *)*ws;
   size_t          es = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
 
   PetscFunctionBegin;
-  if (c && (c->nb != l->nbatch || c->prec != l->dev.prec || c->ncol < ncol * es || c->ntmp < ntmp * es)) PetscCall(NNConvGemmResetDevice(ws));
+  if (c && (c->nb != l->nbatch || c->prec != l->dev.prec || c->ncol < ncol * es || c->ntmp < ntmp * es || c->npart < npart * es)) PetscCall(NNConvGemmResetDevice(ws));
   if (!*ws) {
     PetscCall(PetscNew(&c));
     *ws     = c;
@@ -67,9 +72,14 @@ static PetscErrorCode NNConvGemmWorkspace(NNLayer l, void **ws, size_t ncol, siz
     c->prec = l->dev.prec;
     c->ncol = PetscMax(ncol, 1) * es;
     c->ntmp = PetscMax(ntmp, 1) * es;
+    c->npart = npart * es;
     PetscCall(NNCUDAMalloc(c->ncol, &c->col));
     PetscCall(NNCUDAMalloc(c->ntmp, &c->tmp));
     PetscCall(NNCUDAMalloc(PetscMax(l->nparam, 1) * es, &c->dth));
+    if (npart) {
+      PetscCall(NNCUDAMalloc(c->npart, &c->part));
+      PetscCall(NNCUDAMalloc(c->npart, &c->part2));
+    }
   }
   *cc = (NNConvGemmCUDA *)*ws;
   PetscFunctionReturn(0);
@@ -102,6 +112,7 @@ typedef struct {
   PetscInt        G, Cin, Cout, Kg, M; /* groups, channels, a group's columns (channels of the image / G times taps), rows */
   size_t          P;                   /* pixels of the image */
   PetscBool       split;               /* conv2d/3d with the spatial activations split over ranks */
+  NNLayerPartition part;                /* conv2d/3d: filters (Cout the rank's), channels (Cin the rank's) or replicate */
 } NNConvGemmPass;
 
 /* conv2d / conv3d (the image is the input: grid N, Cin channels; the column grid the output's) or conv_transpose2d /
@@ -117,6 +128,7 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
   p->single = l->dev.prec == NN_PRECISION_SINGLE;
   p->es     = p->single ? sizeof(float) : sizeof(double);
   p->Cin    = l->inshape.dim[0];
+  p->part   = NN_PARTITION_REPLICATE;
   g->nb     = (size_t)l->nbatch;
   g->n      = (size_t)n;
   if (!transposed) {
@@ -137,6 +149,9 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
     }
     PetscCall(NNSpatialHaloDeviceSplit(&d->h, &p->split));
     PetscCall(NNSpatialHaloDeviceCorners(&d->h, nd, g->N, g->No, g->os, g->No, g->gs, g->gm)); /* the column grid: the owned outputs */
+    p->part = l->part.type;                                                                    /* this rank's filters or input channels (conv_partition.c) */
+    if (p->part == NN_PARTITION_FILTERS) p->Cout = d->pcnt;
+    if (p->part == NN_PARTITION_CHANNELS) g->C = (size_t)d->pcnt;
   } else {
     NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
     int                    Nin[3];
@@ -162,7 +177,11 @@ static PetscErrorCode NNConvGemmBegin(NNLayer l, PetscInt n, PetscBool transpose
   p->P  = NNConvGemmPixels(g->gm);
   p->Kg = (PetscInt)(g->C / p->G) * g->k[0] * g->k[1] * g->k[2];
   p->M  = (PetscInt)(NNConvGemmPixels(g->No) * g->nb);
-  PetscCall(NNConvGemmWorkspace(l, ws, (size_t)p->M * p->G * p->Kg, (size_t)l->nbatch * p->Cout, &p->c));
+  {
+    NNLayer_Conv *d     = (NNLayer_Conv *)l->data;
+    size_t        npart = p->part == NN_PARTITION_FILTERS ? (size_t)p->M * d->pcnt : p->part == NN_PARTITION_CHANNELS ? p->P * g->nb * d->pcnt : 0;
+    PetscCall(NNConvGemmWorkspace(l, ws, (size_t)p->M * p->G * p->Kg, (size_t)l->nbatch * p->Cout, npart, &p->c));
+  }
   PetscCall(NNCUDAGetStream(&p->s));
   PetscFunctionReturn(0);
 }
@@ -182,18 +201,28 @@ PetscErrorCode NNConvForwardGemm(NNLayer l, PetscInt n, const void *x, void *y)
   NNConvGemmPass p;
   PetscInt       Og;
   const void    *xg;
+  void          *yp;
 
   PetscFunctionBegin;
   PetscCall(NNConvGemmBegin(l, n, PETSC_FALSE, &p));
   Og = p.Cout / p.G;
   PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
-  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, xg, p.c->col, p.s));
-  for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(y, &p, grp, Og), p.Cout));
-  if (d->bias) {
-    size_t Po = (size_t)p.M / p.g.nb;
-    NNCallCUDA(NNCUDAConvBias(p.single, Po, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
-    PetscCall(PetscLogFlops((PetscLogDouble)Po * n * p.Cout));
+  if (p.part == NN_PARTITION_CHANNELS) { /* this rank's channels of the ghosted input */
+    PetscCall(NNDevicePartColumnsTake(&d->pc, l->dev.prec, (PetscInt)(p.P * p.g.nb), xg, p.Cin, p.c->part, d->pcnt));
+    xg = p.c->part;
   }
+  yp = p.part == NN_PARTITION_FILTERS ? p.c->part : y; /* filters: this rank's output channels, gathered below */
+  NNCallCUDA(NNCUDAIm2col(p.single, &p.g, xg, p.c->col, p.s));
+  for (PetscInt grp = 0; grp < p.G; grp++)
+    PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_T, CUBLAS_OP_N, Og, p.M, p.Kg, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmCol(&p, grp), p.G * p.Kg, 0.0, NNConvGemmAt(yp, &p, grp, Og), p.Cout));
+  /* the bias: of the rank's filters (filters), or the whole bias once after the sum of the partial outputs (channels) */
+  if (d->bias && p.part != NN_PARTITION_CHANNELS) NNCallCUDA(NNCUDAConvBias(p.single, (size_t)p.M / p.g.nb, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), yp, p.s));
+  if (p.part == NN_PARTITION_FILTERS) PetscCall(NNDevicePartColumnsAllgather(&d->pc, l->dev.prec, p.M, yp, p.Cout, y, d->filters));
+  if (p.part == NN_PARTITION_CHANNELS) {
+    PetscCall(NNDeviceAllreduceSum(d->pc.comm, l->dev.prec, y, (size_t)p.M * p.Cout));
+    if (d->bias) NNCallCUDA(NNCUDAConvBias(p.single, (size_t)p.M / p.g.nb, p.g.nb, p.g.n, (size_t)p.Cout, NNConvGemmBias(l, &p, l->dev.theta), y, p.s));
+  }
+  if (d->bias) PetscCall(PetscLogFlops((PetscLogDouble)p.M / p.g.nb * n * p.Cout));
   PetscFunctionReturn(0);
 }
 
@@ -217,6 +246,14 @@ PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const vo
   if (p.split) NNCallCUDA(cudaMemsetAsync(dth, 0, l->nparam * p.es, p.s));
   /* x again: another pass (another batch size, NNPredict()) may have used the column matrix since this batch's forward pass */
   PetscCall(NNSpatialHaloDeviceGetInput(&d->h, l->dev.prec, x, &xg));
+  if (p.part == NN_PARTITION_CHANNELS) { /* this rank's channels of the ghosted input */
+    PetscCall(NNDevicePartColumnsTake(&d->pc, l->dev.prec, (PetscInt)(p.P * p.g.nb), xg, p.Cin, p.c->part, d->pcnt));
+    xg = p.c->part;
+  }
+  if (p.part == NN_PARTITION_FILTERS) { /* this rank's filters' columns of dy */
+    PetscCall(NNDevicePartColumnsTake(&d->pc, l->dev.prec, p.M, dy, d->filters, p.c->part, p.Cout));
+    dy = p.c->part;
+  }
   NNCallCUDA(NNCUDAIm2col(p.single, &p.g, xg, p.c->col, p.s));
   for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, p.Kg, Og, p.M, 1.0, NNConvGemmCol(&p, grp), p.G * p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 1.0, NNConvGemmAt(dth, &p, grp, Og * p.Kg), p.Kg));
   if (d->bias) PetscCall(NNConvGemmBiasGradient(l, p.c, (size_t)p.M / p.g.nb, n, p.Cout, dy, NNConvGemmBias(l, &p, dth)));
@@ -227,8 +264,17 @@ PetscErrorCode NNConvBackwardGemm(NNLayer l, PetscInt n, const void *x, const vo
   if (dx) {
     PetscCall(NNSpatialHaloDeviceGetInputGradient(&d->h, l->dev.prec, dx, &dxg));
     for (PetscInt grp = 0; grp < p.G; grp++) PetscCall(NNCUDAGemm(l->dev.prec, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, p.Kg, p.M, Og, 1.0, NNConvGemmW(l, &p, grp, Og), p.Kg, NNConvGemmAt(dy, &p, grp, Og), p.Cout, 0.0, NNConvGemmCol(&p, grp), p.G * p.Kg));
-    NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dxg, p.s));
+    if (p.part == NN_PARTITION_CHANNELS) { /* this rank's channels of the ghosted input gradient, gathered */
+      NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, p.c->part2, p.s));
+      PetscCall(NNDevicePartColumnsAllgather(&d->pc, l->dev.prec, (PetscInt)(p.P * p.g.nb), p.c->part2, d->pcnt, dxg, p.Cin));
+    } else NNCallCUDA(NNCUDACol2im(p.single, &p.g, p.c->col, dxg, p.s));
     PetscCall(NNSpatialHaloDeviceRestoreInputGradient(&d->h, l->dev.prec, dx));
+    if (p.part == NN_PARTITION_FILTERS) { /* the partial input gradients summed over the model ranks */
+      PetscInt xm, ym, zm, dof;
+      PetscCall(DMDAGetCorners(d->h.dahalo, NULL, NULL, NULL, &xm, &ym, &zm));
+      PetscCall(DMDAGetInfo(d->h.dahalo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+      PetscCall(NNDeviceAllreduceSum(d->pc.comm, l->dev.prec, dx, (size_t)xm * ym * zm * dof));
+    }
   }
   PetscFunctionReturn(0);
 }

@@ -74,7 +74,7 @@ NNConvDeviceAlgorithm NNConvGetDeviceAlgorithm(NNLayer l)
 
   if (d->devalg >= 0) return (NNConvDeviceAlgorithm)d->devalg;
 #if defined(PETNN_HAVE_CUDNN)
-  return d->nd == 2 && !d->periodic && !d->splitin ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
+  return d->nd == 2 && !d->periodic && !d->splitin && l->part.type == NN_PARTITION_REPLICATE ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
 #else
   return NN_CONV_DEVICE_GEMM;
 #endif

@@ -98,6 +98,9 @@ static PetscErrorCode NNLayerReset_Dense(NNLayer l)
   PetscCall(NNPartColumnsReset(&d->pc));
   PetscCall(PetscFree(d->work));
   PetscCall(PetscFree(d->swork));
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDensePartResetDevice(l));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -258,6 +261,7 @@ PETSC_INTERN PetscErrorCode NNLayerCreate_Dense(NNLayer l)
   l->ops->forward         = NNLayerForward_Dense;
   l->ops->backward        = NNLayerBackward_Dense;
   l->part.floatpasses     = PETSC_TRUE; /* its float passes take rows and columns (dense_partition_passes.h) */
+  l->part.devicepasses    = PETSC_TRUE; /* and its device passes (dense_partition_cuda.c) */
   l->ops->forwardsingle   = NNLayerForwardSingle_Dense;
   l->ops->backwardsingle  = NNLayerBackwardSingle_Dense;
 #if defined(PETNN_HAVE_CUDA) /* -nn_device cuda: layers/core/dense_cuda.c */

@@ -10,6 +10,7 @@ typedef struct {
   NNPartColumns pc;
   PetscScalar  *work;
   float        *swork;
+  void         *devwork; /* the same on the device (-nn_device cuda: dense_partition_cuda.c), either precision */
 } NNLayer_Dense;
 
 PETSC_INTERN PetscErrorCode NNDensePartSetUp(NNLayer);
@@ -20,3 +21,8 @@ PETSC_INTERN PetscErrorCode NNDensePartBackward(NNLayer, PetscInt, const PetscSc
 PETSC_INTERN PetscErrorCode NNDensePartForwardSingle(NNLayer, PetscInt, const float *, const float *, float *);
 PETSC_INTERN PetscErrorCode NNDensePartBackwardSingle(NNLayer, PetscInt, const float *, float *, const float *, const float *, float *);
 PETSC_INTERN PetscErrorCode NNDensePartView(NNLayer, PetscViewer);
+#if defined(PETNN_HAVE_CUDA) /* the device passes of the partition (dense_partition_cuda.c) */
+PETSC_INTERN PetscErrorCode NNDensePartForwardDevice(NNLayer, PetscInt, const void *, void *);
+PETSC_INTERN PetscErrorCode NNDensePartBackwardDevice(NNLayer, PetscInt, const void *, const void *, void *);
+PETSC_INTERN PetscErrorCode NNDensePartResetDevice(NNLayer);
+#endif

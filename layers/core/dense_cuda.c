@@ -19,6 +19,10 @@ PetscErrorCode NNLayerForwardDevice_Dense(NNLayer l, PetscInt n, const void *x, 
   const void    *ones;
 
   PetscFunctionBegin;
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartForwardDevice(l, n, x, y)); /* dense_partition_cuda.c */
+    PetscFunctionReturn(0);
+  }
   if (d->bias) {
     PetscCall(NNCUDAGetOnes(p, n, &ones));
     PetscCall(NNCUDAGemm(p, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, out, n, 1, 1.0, W + (size_t)out * in * es, out, ones, 1, 0.0, y, out));
@@ -37,6 +41,10 @@ PetscErrorCode NNLayerBackwardDevice_Dense(NNLayer l, PetscInt n, const void *x,
   char          *dW = (char *)l->dev.dtheta;
 
   PetscFunctionBegin;
+  if (l->part.type != NN_PARTITION_REPLICATE) {
+    PetscCall(NNDensePartBackwardDevice(l, n, x, dy, dx));
+    PetscFunctionReturn(0);
+  }
   if (dx) PetscCall(NNCUDAGemm(p, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, 1.0, W, in, dy, out, 0.0, dx, in));
   PetscCall(NNCUDAGemm(p, l->dev.tf32, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, 1.0, x, in, dy, out, 1.0, dW, in));
   if (d->bias) {

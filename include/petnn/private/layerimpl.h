@@ -123,9 +123,13 @@ struct _p_NNLayer {
     const PetscScalar *theta0; /* the pointers into the network's arrays during a pass */
     PetscScalar       *dtheta0;
     float             *sfull, *sdfull; /* the same in a float pass (NNLayerShardBeginSingle()) */
+    void              *devfull, *devdfull; /* and on the device (NNLayerShardBeginDevice()) */
+    const void        *devtheta0;
+    void              *devdtheta0;
     const float       *stheta0;
     float             *sdtheta0;
     PetscBool          floatpasses;    /* the type's float passes take its partitions (rows, columns, filters, channels) */
+    PetscBool          devicepasses;   /* and its device passes */
     NNTensor          *whole, *pieces; /* [ntensors]: the type's tables (whole, swapped in for its calls) and the pieces */
     PetscInt           npieces;        /* nparam of the pieces */
     MPI_Comm         comm;    /* the ranks the pieces are split over (not owned): set by the network before set-up
@@ -226,6 +230,10 @@ PETSC_EXTERN PetscErrorCode NNPartSum(MPI_Comm, PetscInt, PetscScalar[]);
 PETSC_EXTERN PetscErrorCode NNPartColumnsAllgatherSingle(NNPartColumns *, PetscInt, const float[], PetscInt, float[], PetscInt);
 PETSC_EXTERN PetscErrorCode NNPartColumnsTakeSingle(NNPartColumns *, PetscInt, const float[], PetscInt, float[], PetscInt);
 PETSC_EXTERN PetscErrorCode NNPartSumSingle(MPI_Comm, PetscInt, float[]);
+/* the same on device arrays of a precision (-nn_device cuda, partitionops_cuda.c): the rank's columns of [n][ldf] into
+   [n][ldl] by a strided device copy; every rank's [n][ldl] into [n][ldf], staged through page-locked host memory */
+PETSC_EXTERN PetscErrorCode NNDevicePartColumnsTake(NNPartColumns *, NNPrecision, PetscInt, const void *, PetscInt, void *, PetscInt);
+PETSC_EXTERN PetscErrorCode NNDevicePartColumnsAllgather(NNPartColumns *, NNPrecision, PetscInt, const void *, PetscInt, void *, PetscInt);
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
 PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
@@ -235,6 +243,9 @@ PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardEnd(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardBeginSingle(NNLayer, PetscBool);
+PETSC_INTERN PetscErrorCode NNLayerShardGather(NNLayer, const void *, void *, MPI_Datatype);
+PETSC_INTERN void           NNLayerShardSwap(NNLayer, PetscBool);
+PETSC_INTERN PetscInt       NNTensorPost(const NNTensor *);
 PETSC_INTERN PetscErrorCode NNLayerShardEndSingle(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNLayerShardInitialize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardReset(NNLayer);

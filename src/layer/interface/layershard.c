@@ -62,7 +62,7 @@ PetscErrorCode NNLayerShardSetUp(NNLayer l)
 
 /* the type's code sees the whole tensor table and parameter count during its calls (towhole), the rest of the
    library the pieces */
-static void NNLayerShardSwap(NNLayer l, PetscBool towhole)
+void NNLayerShardSwap(NNLayer l, PetscBool towhole)
 {
   for (PetscInt t = 0; t < l->ntensors; t++) l->tensors[t] = towhole ? l->part.whole[t] : l->part.pieces[t];
   l->nparam = towhole ? l->part.gnparam : l->part.npieces;
@@ -90,7 +90,7 @@ PetscErrorCode NNLayerShardReset(NNLayer l)
 
 /* a piece along the first axis is a contiguous block of the whole tensor: [start * post, (start + cnt) * post), post the
    product of the other axes (also on a rank whose piece is empty: every rank must count what the others send) */
-static PetscInt NNTensorPost(const NNTensor *t)
+PetscInt NNTensorPost(const NNTensor *t)
 {
   PetscInt post = 1;
 
@@ -98,14 +98,18 @@ static PetscInt NNTensorPost(const NNTensor *t)
   return post;
 }
 
-/* whole[] (the whole layout) from every rank's pieces; collective */
-static PetscErrorCode NNLayerShardGather(NNLayer l, const PetscScalar *piece, PetscScalar *whole)
+/* whole[] (the whole layout) from every rank's pieces, entries of the MPI datatype type (MPIU_SCALAR, or the device's
+   precision: layershard_cuda.c); collective */
+PetscErrorCode NNLayerShardGather(NNLayer l, const void *piece, void *whole, MPI_Datatype type)
 {
   MPI_Comm     comm = NNLayerGetPartitionComm(l);
-  PetscMPIInt  size, *cnt, *dsp;
+  PetscMPIInt  size, *cnt, *dsp, es;
+  const char  *p = (const char *)piece;
+  char        *w = (char *)whole;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Type_size(type, &es));
   PetscCall(PetscMalloc2(size, &cnt, size, &dsp));
   PetscCall(PetscLogEventBegin(NN_PartGather, l, 0, 0, 0));
   for (PetscInt k = 0; k < l->ntensors; k++) {
@@ -114,7 +118,7 @@ static PetscErrorCode NNLayerShardGather(NNLayer l, const PetscScalar *piece, Pe
     PetscMPIInt     mine;
     if (t->kind != NN_TENSOR_PARAM) continue;
     if (!t->split) {
-      PetscCall(PetscArraycpy(whole + t->goffset, piece + t->offset, t->size));
+      PetscCall(PetscMemcpy(w + (size_t)t->goffset * es, p + (size_t)t->offset * es, (size_t)t->size * es));
       continue;
     }
     for (PetscMPIInt r = 0; r < size; r++) {
@@ -124,7 +128,7 @@ static PetscErrorCode NNLayerShardGather(NNLayer l, const PetscScalar *piece, Pe
       PetscCall(PetscMPIIntCast(s * post, &dsp[r]));
     }
     PetscCall(PetscMPIIntCast(t->size, &mine));
-    PetscCallMPI(MPI_Allgatherv(piece + t->offset, mine, MPIU_SCALAR, whole + t->goffset, cnt, dsp, MPIU_SCALAR, comm));
+    PetscCallMPI(MPI_Allgatherv(p + (size_t)t->offset * es, mine, type, w + (size_t)t->goffset * es, cnt, dsp, type, comm));
   }
   PetscCall(PetscLogEventEnd(NN_PartGather, l, 0, 0, 0));
   PetscCall(PetscFree2(cnt, dsp));
@@ -149,7 +153,7 @@ PetscErrorCode NNLayerShardBegin(NNLayer l, PetscBool backward)
   PetscFunctionBegin;
   PetscCall(NNParallelRegisterEvents());
   PetscCall(PetscMalloc1(PetscMax(l->part.gnparam, 1), &l->part.full));
-  PetscCall(NNLayerShardGather(l, l->theta, l->part.full));
+  PetscCall(NNLayerShardGather(l, l->theta, l->part.full, MPIU_SCALAR));
   l->part.theta0 = l->theta;
   l->theta       = l->part.full;
   if (backward) {

@@ -59,3 +59,20 @@ static PetscErrorCode NNPartColumnsGetWorkSingle(NNPartColumns *p, float **work)
 #include <petnn/private/nnrealsingle.h>
 #include "partitionops_passes.h"
 #include <petnn/private/nnrealundef.h>
+
+#if !defined(PETNN_HAVE_CUDA)
+/* the device's primitives need CUDA (partitionops_cuda.c); these say so in a PetNN built without it */
+PetscErrorCode NNDevicePartColumnsTake(NNPartColumns *p, NNPrecision prec, PetscInt n, const void *full, PetscInt ldf, void *local, PetscInt ldl)
+{
+  PetscFunctionBegin;
+  (void)p, (void)prec, (void)n, (void)full, (void)ldf, (void)local, (void)ldl;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "Model-parallel primitives on the device: this PetNN was built without CUDA");
+}
+
+PetscErrorCode NNDevicePartColumnsAllgather(NNPartColumns *p, NNPrecision prec, PetscInt n, const void *local, PetscInt ldl, void *full, PetscInt ldf)
+{
+  PetscFunctionBegin;
+  (void)p, (void)prec, (void)n, (void)local, (void)ldl, (void)full, (void)ldf;
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "Model-parallel primitives on the device: this PetNN was built without CUDA");
+}
+#endif

@@ -98,7 +98,8 @@ PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, c
    data-parallel training reduces it as on the CPU. Each rank uses GPU (its rank on the node) modulo (the GPUs it sees).
 
    Only networks (sequential or graph) whose layers all have device passes run on a device (the list is in the error
-   message and tutorial 15; replicated, not partitioned or sharded; graph networks in either precision, unlike the CPU);
+   message and tutorial 15; partitioned dense and convolution layers and sharded layers of any of them too; graph networks
+   in either precision, unlike the CPU);
    `NNSetUp()` names the first layer that has none. Spatial (DMDA) activations split over ranks run on a device through
    to_spatial, spatial_flatten, the pointwise activations, conv2d/conv3d (GEMM passes) and max and average pooling: the
    halos are exchanged through page-locked host buffers with the DMDA's own scatter (MPI need not be CUDA-aware);
@@ -218,11 +219,12 @@ PetscErrorCode NNSetFromOptions_Device(NN net, PetscOptionItems *PetscOptionsObj
   PetscFunctionReturn(0);
 }
 
-/* the layer runs its own device passes: its type has them and its parameters are whole */
+/* the layer runs its own device passes: its type has them, and if it is partitioned, its device passes take the
+   partition (sharding is the network's: NNLayerShardBeginDevice()) */
 PetscBool NNLayerHasDevicePasses(NNLayer l)
 {
   PetscBool passes = (PetscBool)((l->ops->forwarddevice && l->ops->backwarddevice) || (l->ops->forwardmultidevice && l->ops->backwardmultidevice));
-  return (PetscBool)(passes && !l->part.shard && l->part.type == NN_PARTITION_REPLICATE);
+  return (PetscBool)(passes && (l->part.type == NN_PARTITION_REPLICATE || l->part.devicepasses));
 }
 
 /* the ranks that share the spatial (DMDA) activation of node v (1: none, or on one rank); node 0 is the input */
@@ -275,7 +277,8 @@ PetscErrorCode NNDeviceSetUp(NN net)
     const char *name   = ((PetscObject)l)->name, *type = ((PetscObject)l)->type_name;
     PetscBool   passes = (PetscBool)((l->ops->forwarddevice && l->ops->backwarddevice) || (l->ops->forwardmultidevice && l->ops->backwardmultidevice));
     PetscCheck(passes, comm, PETSC_ERR_SUP, "-nn_device %s: layer %s (type %s) has no device passes; the types that have them are " NN_DEVICE_LAYER_TYPES ": use -nn_device cpu for this network", NNDevices[net->dev.type], name, type);
-    PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned or sharded (-%spartition): device passes need whole parameters; use -nn_device cpu or -%spartition replicate", NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
+    PetscCheck(NNLayerHasDevicePasses(l), comm, PETSC_ERR_SUP, "-nn_device %s: layer %s is partitioned (-%spartition) and its type's device passes do not take that partition (dense: rows, columns; conv2d/conv3d: filters, channels; any type: shard); use -nn_device cpu or -%spartition replicate",
+               NNDevices[net->dev.type], name, ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "", ((PetscObject)l)->prefix ? ((PetscObject)l)->prefix : "");
   }
   /* spatial activations split over ranks: every layer that reads or writes one must have device passes for that
      (l->dev.split: the halo exchange staged through host memory, sums over the ranks) */

@@ -8,6 +8,7 @@
    after such a wait.
 */
 #include <petnn/private/cudaimpl.h>
+#include <petnn/private/partitiondevice.h>
 
 /* ---------------------------------------------------------------- device-time log events */
 #define NN_MAX_DEVICE_EVENTS 64
@@ -349,7 +350,7 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i], s));
     PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
     if (net->graph.on) PetscCall(NNDeviceGraphLayerForward_CUDA(net, c, i, n));
-    else PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1]);
+    else PetscCall(NNLayerForwardDevice(l, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1]));
     PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
@@ -424,7 +425,7 @@ PetscErrorCode NNDeviceBackward_CUDA(NN net, PetscInt n, Vec x0 PETSC_UNUSED, Ve
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 2], s));
     PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
     if (run && net->graph.on) PetscCall(NNDeviceGraphLayerBackward_CUDA(net, c, i, n, s));
-    else if (run) PetscUseTypeMethod(l, backwarddevice, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL);
+    else if (run) PetscCall(NNLayerBackwardDevice(l, NNLayerDeviceSamples(l, c->spatial[i], n), c->act[i], c->act[i + 1], c->dact[i + 1], need[i] ? c->dact[i] : NULL));
     PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 3], s));
     /* graph: the parameter slices lie in list order, so layers low .. L-1 all done make the gradient from low's on final */

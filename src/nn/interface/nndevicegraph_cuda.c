@@ -6,6 +6,7 @@
    node), in the CPU's order. Multi-input and multi-output layers (add, concat, split) run their multi device passes.
 */
 #include <petnn/private/cudaimpl.h>
+#include <petnn/private/partitiondevice.h>
 
 /* the scratch device arrays of the graph's extra readers and the argument arrays of a layer's pass (NNDeviceSetUp_CUDA()) */
 PetscErrorCode NNDeviceGraphSetUp_CUDA(NN net, NNDeviceCUDA *c)
@@ -44,7 +45,7 @@ PetscErrorCode NNDeviceGraphLayerForward_CUDA(NN net, NNDeviceCUDA *c, PetscInt 
   PetscFunctionBegin;
   if (!l->ops->forwardmultidevice) {
     PetscInt v = net->graph.in[k0];
-    PetscUseTypeMethod(l, forwarddevice, NNLayerDeviceSamples(l, c->spatial[v], n), c->act[v], c->act[i + 1]);
+    PetscCall(NNLayerForwardDevice(l, NNLayerDeviceSamples(l, c->spatial[v], n), c->act[v], c->act[i + 1]));
     PetscFunctionReturn(0);
   }
   for (PetscInt k = 0; k < nin; k++) x[k] = c->act[net->graph.in[k0 + k]];
@@ -82,7 +83,7 @@ PetscErrorCode NNDeviceGraphLayerBackward_CUDA(NN net, NNDeviceCUDA *c, PetscInt
     dy[p] = c->dact[net->graph.out[p0 + p]];
   }
   if (l->ops->backwardmultidevice) PetscUseTypeMethod(l, backwardmultidevice, n, nin, x, nout, y, dy, dx);
-  else PetscUseTypeMethod(l, backwarddevice, NNLayerDeviceSamples(l, c->spatial[net->graph.in[k0]], n), x[0], y[0], dy[0], dx[0]);
+  else PetscCall(NNLayerBackwardDevice(l, NNLayerDeviceSamples(l, c->spatial[net->graph.in[k0]], n), x[0], y[0], dy[0], dx[0]));
   for (PetscInt k = 0; k < nin; k++) {
     PetscInt v = net->graph.in[k0 + k], s = net->graph.slot[k0 + k];
     if (dx[k] && s >= 0) PetscCall(NNDeviceGraphAddGradient(net, c, v, n, dx[k], st));

@@ -183,6 +183,18 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
   return cudaMemcpy(dst, src, bytes, kind);
 }
 
+/* height rows of width bytes each, dpitch and spitch bytes apart: a cudaMemcpy() per row, checked as it is */
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s)
+{
+  (void)s;
+  if (width > dpitch || width > spitch) return NNEmuFail(cudaErrorInvalidValue, "cudaMemcpy2DAsync() with a width beyond a pitch", dst, src);
+  for (size_t r = 0; r < height; r++) {
+    cudaError_t err = cudaMemcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
+    if (err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
+}
+
 cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
   (void)s;
