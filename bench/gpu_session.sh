@@ -13,7 +13,8 @@
 #      LD_LIBRARY_PATH for PetNN's programs only;
 #   2. the tests: tests/device_1, tests/cuda_layers_1/_2 and _spectral/_spectral_2 (CUDA vs CPU for every layer type
 #      with device passes in double <= 1e-12 and single <= 1e-5, an MLP's Adam steps), cuda_spatial_split_2, _spectral_2 and
-#      cuda_halo_adjoint_2 (activations split over 2 ranks, the staged halo exchange), device_train_1 (a CNN with batch
+#      cuda_halo_adjoint_2 (activations split over 2 ranks, the staged halo exchange), cuda_model_parallel_2 (partitioned
+#      and sharded layers on 2 ranks), device_train_1 (a CNN with batch
 #      norm trained resident), through the bundle's tests/run-tests.sh, then
 #      cuda_layers again printing the measured differences;
 #   3. the view of a network on the GPU (-nn_view);
@@ -68,7 +69,7 @@ ldd "$B/lib/libpetnn.so" | grep -q libcudart || echo "gpu_session: this bundle's
 run() { "$B/bin/petnn-env" "$@"; }
 
 step "2. tests (CUDA vs CPU)"
-"$B/tests/run-tests.sh" '^tests/(device_1|cuda_layers_1|cuda_layers_2|cuda_layers_spectral|cuda_layers_spectral_2|cuda_spatial_split_2|cuda_spatial_split_spectral_2|cuda_halo_adjoint_2|device_train_1)$' || status=1
+"$B/tests/run-tests.sh" '^tests/(device_1|cuda_layers_1|cuda_layers_2|cuda_layers_spectral|cuda_layers_spectral_2|cuda_spatial_split_2|cuda_spatial_split_spectral_2|cuda_halo_adjoint_2|cuda_model_parallel_2|device_train_1)$' || status=1
 echo "-- measured differences (cuda_layers -print_errors):"
 (cd "$scratch" && timeout 300 "$B/bin/petnn-env" "$B/tests/bin/cuda_layers" -print_errors) || status=1
 
