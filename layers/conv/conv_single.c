@@ -2,8 +2,8 @@
    conv2d/conv3d in single precision (-nn_precision single): the layer's passes on float activations with the float
    parameter copy, by the algorithm the double passes use, through the same code (conv_im2col_passes.h,
    conv_winograd_passes.h, conv_run_passes.h) with float GEMMs, and with the halo exchanged in float
-   (src/layer/interface/spatialhalosingle.c). Where they apply (one group, channels multiples of 16) and
-   -<layer>_winograd is not given, the direct loops of conv_direct.c replace both. Winograd uses smaller tiles in float (input tiles of at most 6 pixels
+   (src/layer/interface/spatialhalosingle.c). Where they apply (one group, channels multiples of 16, at most 64 x 64
+   input x output channels) and -<layer>_winograd is not given, the direct loops of conv_direct.c replace both. Winograd uses smaller tiles in float (input tiles of at most 6 pixels
    per axis in 2-d: F(4,3), F(2,5)), since the transforms' round-off grows with the tile: F(6,3) gave 1.7e-3
    finite-difference errors in float, F(4,3) stays near float's own. Its weight transforms (small: one per step) run
    in double on the double parameters and are rounded to float once. The weight gradient of the rank's pixels is
@@ -30,7 +30,11 @@ static PetscErrorCode NNConvSingleSetUp(NNLayer l)
     PetscCall(NNConvWinogradSetUp(g, m));
     nu = NNConvWinogradTransformedSize(g); /* at most the double passes' (their U, dU and wwork serve) */
   }
-  if (d->winograd < 0 && NNConvDirectApplies(g)) { /* automatic: the direct loops where they apply */
+  /* automatic: the direct loops where they apply and the layer is narrow. Measured in float on 2 threads (wide_cnn):
+     direct loops beat F(4,3) Winograd up to 64 x 64 channels (16->32 3x3 at 28 x 28: 0.022 vs 0.029 s; 64->64 5x5
+     at 14 x 14: 0.035 vs 0.040 s; 64->64 3x3 at 32 x 32: 0.048 vs 0.042 s), Winograd wins beyond (128->128:
+     0.10 vs 0.17 s; 256->256 on 1 thread: 1.6 vs 3.9 s) */
+  if (d->winograd < 0 && NNConvDirectApplies(g) && g->Cin * g->Cout <= 64 * 64) {
     PetscCall(NNConvWinogradDestroy(g));
     g->alg = NN_CONV_DIRECT;
     nu     = 0;
