@@ -229,6 +229,15 @@ int main(int argc, char **argv)
          suffix: emulation_4
          nsize: 4
 
+   # 2 data groups of 2 ranks (the conv cases: 2 model ranks, or 1 spatial x 2 model ranks; the sharded conv: its pieces
+   # over the 2 spatial ranks of a group), the gradient summed over the groups
+   test:
+      requires: cuda_emulation
+      suffix: emulation_dp_4
+      nsize: 4
+      args: -m0_nn_data_groups 2 -m1_nn_data_groups 2 -m3_nn_data_groups 2 -m5_nn_data_groups 2 -m6_nn_data_groups 2
+      output_file: output/cuda_model_parallel.out
+
    test:
       requires: cuda
       suffix: 2
