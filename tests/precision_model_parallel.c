@@ -379,5 +379,10 @@ int main(int argc, char **argv)
       test:
          suffix: 4
          nsize: 4
+      # 2 data groups of 2 ranks for the dense and sharded cases (the partitioned and the replicated network alike)
+      test:
+         suffix: dp_4
+         nsize: 4
+         args: -p0_nn_data_groups 2 -r0_nn_data_groups 2 -p5_nn_data_groups 2 -r5_nn_data_groups 2 -p6_nn_data_groups 2 -r6_nn_data_groups 2
 
 TEST*/
