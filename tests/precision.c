@@ -288,6 +288,8 @@ static const Case cases[] = {
   {"ode (discrete scheme)",                                                              "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_scheme discrete -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                                                                             PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"ode (rk4, parameters per step)",                                                     "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 4 -blk_parameters per_step -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                                       PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"ode (rk 3bs, stages evaluated again)",                                               "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type rk -blk_ts_rk_type 3bs -blk_store_activations 0 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                                     PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"ode (rk4, 5 steps, 2 checkpoints)",                                                  "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 5 -blk_checkpoints 2 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                                             PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"ode (rk4, parameters per step, 3 checkpoints)",                                      "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 4 -blk_checkpoints 3 -blk_ts_type rk -blk_ts_rk_type 4 -blk_parameters per_step -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"ode (cn: double passes)",                                                            "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_ts_type cn -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",                                                                                                                                                                  PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"ode on the DMDA (rk4, conv 3x3 - tanh - conv 1x1)",                                  "-nn_input_shape 16,4,4 -sp_type to_spatial -nn_layers sp,blk,sf,fc -blk_type ode -blk_layers fa,ta,fb -blk_steps 1 -fa_type conv2d -fa_filters 16 -fa_kernel 3 -fa_padding 1 -ta_type tanh -fb_type conv2d -fb_filters 16 -fb_kernel 1 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                          PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  3e-3, 3e-6},
   {"loss cross_entropy",                                                                 "-nn_input_shape 4 -nn_layers fc -fc_type dense -fc_units 3 -nn_loss cross_entropy",                                                                                                                                                                                                                                                                                                                                                PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
@@ -338,23 +340,23 @@ static const Case cases[] = {
   {"conv_transpose3d groups 2, stride 2 padding 1 output padding 1",                     "-nn_input_shape 2,3,2,3 -sp_type to_spatial -nn_layers sp,ct,sf,fc -ct_type conv_transpose3d -ct_filters 4 -ct_kernel 3 -ct_stride 2 -ct_padding 1 -ct_output_padding 1 -ct_groups 2 -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                            PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 0,    0   },
   {"conv_transpose2d kernel 2 stride 2, no bias, dilation 2",                            "-nn_input_shape 2,4,5 -sp_type to_spatial -nn_layers sp,ct,act,sf,fc -ct_type conv_transpose2d -ct_filters 3 -ct_kernel 2 -ct_stride 2 -ct_dilation 2 -ct_bias 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                 PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"conv2d on a fully convolutional network (spatial loss)",                             CNN_IN "-nn_layers sp,cv -cv_type conv2d -cv_filters 2 -cv_kernel 3 -cv_padding 1 -nn_loss mse",                                                                                                                                                                                                                                                                                                                                    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
-  /* upsampling and global average pooling in float (the latter's sums over pixels and ranks in double), behind a conv so the
+ /* upsampling and global average pooling in float (the latter's sums over pixels and ranks in double), behind a conv so the
      parameter gradient passes through them; odd extents split unevenly over the ranks, where linear modes need their halo.
      Few pixels for global_avgpool 3-d: its input gradient is the output's divided by them, and the float loss's round-off
      over the step (all a finite difference of this quadratic loss sees) is not; 60 pixels measured up to 7e-4 */
-  {"upsample nearest 2-d, scale 3, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 3 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"upsample nearest 3-d",     CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"upsample bilinear",        CNN_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"upsample bilinear align_corners, scale 3, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_align_corners -up_scale 3 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"upsample trilinear",       CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"upsample trilinear align_corners", CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_align_corners -up_scale 2 " CNN_OUT, PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"global_avgpool 2-d, partial batch", CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"global_avgpool 3-d",       "-nn_input_shape 3,2,3,3 -sp_type to_spatial -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
+  {"upsample nearest 2-d, scale 3, partial batch",                                       CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 3 " CNN_OUT,                                                                                                                                                                                                                                                                                                                                       PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"upsample nearest 3-d",                                                               CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_scale 2 " CNN_OUT,                                                                                                                                                                                                                                                                                                                                                       PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"upsample bilinear",                                                                  CNN_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_scale 2 " CNN_OUT,                                                                                                                                                                                                                                                                                                                                      PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"upsample bilinear align_corners, scale 3, partial batch",                            CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode bilinear -up_align_corners -up_scale 3 " CNN_OUT,                                                                                                                                                                                                                                                                                                   PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"upsample trilinear",                                                                 CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_scale 2 " CNN_OUT,                                                                                                                                                                                                                                                                                                                                    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"upsample trilinear align_corners",                                                   CNN3_CONV "-nn_layers sp,cv,up,sf,fc -up_type upsample -up_mode trilinear -up_align_corners -up_scale 2 " CNN_OUT,                                                                                                                                                                                                                                                                                                                  PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"global_avgpool 2-d, partial batch",                                                  CNN_CONV "-nn_batch_size 8 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                                                                                                                                 PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"global_avgpool 3-d",                                                                 "-nn_input_shape 3,2,3,3 -sp_type to_spatial -cv_type conv3d -cv_filters 3 -cv_kernel 3 -cv_padding 1 -nn_layers sp,cv,gp,fc -gp_type global_avgpool -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                                                      PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: dense with fan-out, split, add, concat",                                      GRAPH_DENSE,                                                                                                                                                                                                                                                                                                                                                                                                                        PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: the input and a residual block read by several layers",                       GRAPH_RESIDUAL,                                                                                                                                                                                                                                                                                                                                                                                                                     PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: the input and an ODE block (cn: double passes) read by several layers",       GRAPH_ODE_CN,                                                                                                                                                                                                                                                                                                                                                                                                                       PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
   {"graph: U-Net (conv2d, maxpool2d, conv_transpose2d, concat, split, add) on the DMDA", GRAPH_UNET,                                                                                                                                                                                                                                                                                                                                                                                                                         PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 0,    3e-6},
-  /* the Fourier neural operator layers' float passes (float FFTs: fftwf_mpi), on grids split over the ranks into FFTW's
+ /* the Fourier neural operator layers' float passes (float FFTs: fftwf_mpi), on grids split over the ranks into FFTW's
      slabs: even widths keep the Nyquist column (m_last = W/2+1), odd ones do not have one; with and without the
      pointwise path, a partial batch, the spectrum in the slab layout (-fftw_transposed 0) and a small FNO. Every case
      label names spectral_conv (the test without FFTW filters them out of the output) and runs the finite differences.
@@ -364,13 +366,103 @@ static const Case cases[] = {
      input gradient; measured 8.4e-4 on 1 to 4 ranks, so 3e-3 (the other cases <= 5.5e-4). The float FFTs give the
      same results on any slab split (the same 1-d transforms, moved between ranks), so N ranks match a serial copy
      bitwise except for the pointwise path's parameter gradient, summed over the ranks (measured <= 1.7e-7). */
-  {"spectral_conv2d 7x8 modes 3,5 (the Nyquist column)", "-nn_input_shape 2,7,8 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 3 -sc_modes 3,5 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"spectral_conv2d 6x5 modes 2,3 without the pointwise path", "-nn_input_shape 2,6,5 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 3 -sc_modes 2,3 -sc_linear 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"spectral_conv2d 8x6 modes 4,4, partial batch, spectrum in the slab layout", "-nn_input_shape 3,8,6 -sp_type to_spatial -nn_batch_size 8 -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 2 -sc_modes 4,4 -sc_fftw_transposed 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"spectral_conv3d 5x4x6 modes 2,2,4 (the Nyquist column)", "-nn_input_shape 2,5,4,6 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv3d -sc_filters 2 -sc_modes 2,2,4 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"spectral_conv3d 4x5x5 modes 1,2,3 without the pointwise path, partial batch", "-nn_input_shape 2,4,5,5 -sp_type to_spatial -nn_batch_size 7 -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv3d -sc_filters 3 -sc_modes 1,2,3 -sc_linear 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 0, 0},
-  {"fno (lift, 2 x [spectral_conv2d 9x8, gelu], projection; spatial loss)", "-nn_input_shape 1,9,8 -sp_type to_spatial -nn_layers sp,lift,f0,g0,f1,g1,proj -lift_type conv2d -lift_filters 2 -lift_kernel 1 -f0_type spectral_conv2d -f0_filters 2 -f0_modes 2,3 -g0_type gelu -f1_type spectral_conv2d -f1_filters 2 -f1_modes 3,5 -g1_type gelu -proj_type conv2d -proj_filters 1 -proj_kernel 1 -nn_loss mse", PETSC_TRUE, PETSC_FALSE, PETSC_TRUE, 3e-3, 0},
+  {"spectral_conv2d 7x8 modes 3,5 (the Nyquist column)",                                 "-nn_input_shape 2,7,8 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 3 -sc_modes 3,5 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                                        PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"spectral_conv2d 6x5 modes 2,3 without the pointwise path",                           "-nn_input_shape 2,6,5 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 3 -sc_modes 2,3 -sc_linear 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                           PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"spectral_conv2d 8x6 modes 4,4, partial batch, spectrum in the slab layout",          "-nn_input_shape 3,8,6 -sp_type to_spatial -nn_batch_size 8 -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv2d -sc_filters 2 -sc_modes 4,4 -sc_fftw_transposed 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                 PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"spectral_conv3d 5x4x6 modes 2,2,4 (the Nyquist column)",                             "-nn_input_shape 2,5,4,6 -sp_type to_spatial -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv3d -sc_filters 2 -sc_modes 2,2,4 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                                                    PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"spectral_conv3d 4x5x5 modes 1,2,3 without the pointwise path, partial batch",        "-nn_input_shape 2,4,5,5 -sp_type to_spatial -nn_batch_size 7 -nn_layers sp,sc,act,sf,fc -sc_type spectral_conv3d -sc_filters 3 -sc_modes 1,2,3 -sc_linear 0 -act_type tanh -sf_type spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",                                                                                                                                                                                      PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  0,    0   },
+  {"fno (lift, 2 x [spectral_conv2d 9x8, gelu], projection; spatial loss)",              "-nn_input_shape 1,9,8 -sp_type to_spatial -nn_layers sp,lift,f0,g0,f1,g1,proj -lift_type conv2d -lift_filters 2 -lift_kernel 1 -f0_type spectral_conv2d -f0_filters 2 -f0_modes 2,3 -g0_type gelu -f1_type spectral_conv2d -f1_filters 2 -f1_modes 3,5 -g1_type gelu -proj_type conv2d -proj_filters 1 -proj_kernel 1 -nn_loss mse",                                                                                               PETSC_TRUE,  PETSC_FALSE, PETSC_TRUE,  3e-3, 0   },
 };
+
+/* checkpointing in float (-<block>_checkpoints K): the float passes keep the segments' starts and compute each segment
+   again before its adjoint, by the same arithmetic, so loss and gradients equal those without checkpoints bitwise (and
+   the block runs float passes either way: the double passes would differ) */
+static const char *const ode_checkpoints[] = {
+  "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 5 -blk_ts_type rk -blk_ts_rk_type 4 -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type "
+  "dense -fc2_units 3 -nn_loss mse",
+  "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 4 -blk_ts_type rk -blk_ts_rk_type 4 -blk_parameters per_step -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense "
+  "-fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",
+  "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 3 -blk_scheme discrete -fa_type dense -fa_units 6 -ta_type tanh -fb_type dense -fb_units 5 -fc2_type dense -fc2_units "
+  "3 -nn_loss mse",
+  "-nn_input_shape 4 -nn_layers fc1,blk,fc2 -fc1_type dense -fc1_units 5 -blk_type ode -blk_layers fa,ta,fb -blk_time 1 -blk_steps 5 -blk_ts_type rk -blk_ts_rk_type 3bs -blk_store_activations 0 -fa_type dense -fa_units 6 -ta_type tanh -fb_type "
+  "dense -fb_units 5 -fc2_type dense -fc2_units 3 -nn_loss mse",
+  "-nn_input_shape 16,4,4 -sp_type to_spatial -nn_layers sp,blk,sf,fc -blk_type ode -blk_layers fa,ta,fb -blk_steps 3 -fa_type conv2d -fa_filters 16 -fa_kernel 3 -fa_padding 1 -ta_type tanh -fb_type conv2d -fb_filters 16 -fb_kernel 1 -sf_type "
+  "spatial_flatten -fc_type dense -fc_units 3 -nn_loss mse",
+};
+static const PetscInt ode_checkpoints_K[] = {2, 3, 3, 2, 2};
+
+static PetscErrorCode CheckpointsBitwise(Ctx *ctx)
+{
+  PetscFunctionBegin;
+  if (ctx->only[0]) {
+    char *found;
+    PetscCall(PetscStrstr("checkpoints", ctx->only, &found));
+    if (!found) PetscFunctionReturn(0);
+  }
+  for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(ode_checkpoints); k++) {
+    NN           net[2];
+    Vec          x, t, buf0;
+    Result       r[2];
+    NNRandom     rng0;
+    PetscBool    same[3];
+    PetscInt     nx, nt;
+    PetscReal    u = 0;
+    char         opt[32], val[16];
+    PetscScalar *a;
+    PetscCall(NNTestInsertPrefixed("ck_", ode_checkpoints[k]));
+    for (int p = 0; p < 2; p++) { /* without, then with checkpoints */
+      PetscCall(PetscSNPrintf(val, sizeof(val), "%d", p ? (int)ode_checkpoints_K[k] : 0));
+      PetscCall(PetscSNPrintf(opt, sizeof(opt), "-ck_blk_checkpoints"));
+      PetscCall(PetscOptionsSetValue(NULL, opt, val));
+      PetscCall(NNCreate(PETSC_COMM_WORLD, &net[p]));
+      PetscCall(NNSetOptionsPrefix(net[p], "ck_"));
+      PetscCall(NNSetBatchSize(net[p], NBATCH));
+      PetscCall(NNSetFromOptions(net[p]));
+      PetscCall(NNSetPrecision(net[p], NN_PRECISION_SINGLE));
+      PetscCall(NNSetUp(net[p]));
+      PetscCall(NNSetTraining(net[p], PETSC_TRUE));
+    }
+    PetscCall(NNCreateBatchVecs(net[0], &x, &t));
+    PetscCall(VecGetLocalSize(x, &nx));
+    PetscCall(VecGetLocalSize(t, &nt));
+    PetscCall(VecGetArray(x, &a));
+    for (PetscInt i = 0; i < nx; i++) {
+      PetscCall(Uniform(ctx, &u));
+      a[i] = u;
+    }
+    PetscCall(VecRestoreArray(x, &a));
+    PetscCall(VecGetArray(t, &a));
+    for (PetscInt i = 0; i < nt; i++) {
+      PetscCall(Uniform(ctx, &u));
+      a[i] = 0.5 * u;
+    }
+    PetscCall(VecRestoreArray(t, &a));
+    rng0 = net[0]->rng;
+    {
+      Vec buf;
+      PetscCall(NNGetBuffers(net[0], &buf));
+      PetscCall(VecDuplicate(buf, &buf0));
+      PetscCall(VecCopy(buf, buf0));
+    }
+    for (int p = 0; p < 2; p++) PetscCall(Run(net[p], x, t, &rng0, buf0, &r[p]));
+    PetscCall(Same(r[0].y, r[1].y, &same[0]));
+    PetscCall(Same(r[0].dx, r[1].dx, &same[1]));
+    PetscCall(Same(r[0].g, r[1].g, &same[2]));
+    PetscCheck(r[0].L == r[1].L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "ode checkpoints case %d: float passes with %" PetscInt_FMT " checkpoints differ from those without (loss %g vs %g)", (int)k, ode_checkpoints_K[k],
+               (double)r[1].L, (double)r[0].L);
+    for (int p = 0; p < 2; p++) {
+      PetscCall(NNTestPassDestroy(&r[p]));
+      PetscCall(NNDestroy(&net[p]));
+    }
+    PetscCall(VecDestroy(&buf0));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&t));
+    PetscCall(PetscOptionsClearValue(NULL, "-ck_blk_checkpoints"));
+    PetscCall(NNTestClearPrefixed("ck_", ode_checkpoints[k]));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ode checkpoints in float (rk4, per-step parameters, discrete, 3bs evaluated again, DMDA conv): bitwise equal to no checkpoints PASSED\n"));
+  PetscFunctionReturn(0);
+}
 
 /* the U-Net graph takes Adam steps on one batch in double and in single precision from the same parameters: the losses
    agree to float round-off amplified by the steps, and both fall */
@@ -472,6 +564,7 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSeed(ctx.rand));
   for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, (PetscInt)k, &cases[k]));
   PetscCall(TrainGraph(&ctx));
+  PetscCall(CheckpointsBitwise(&ctx));
   PetscCall(PetscRandomDestroy(&ctx.rand));
   PetscCall(PetscFinalize());
   return 0;

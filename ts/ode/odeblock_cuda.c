@@ -2,8 +2,9 @@
    The neural-ODE block on a device (-nn_device cuda): the explicit schemes of odeblock_single.c (an explicit RK tableau
    of the block's TS, or the discrete scheme's forward Euler) with the same stage recursion and exact discrete adjoint,
    on device arrays in the precision of the passes (double or float), through the children's device passes. NNView()
-   and the configurations that qualify are those of the float passes (NNODESingleSelect()); the others (implicit
-   integrators, MGRIT, checkpointing, observations, time input) have no device passes, and NNSetUp() names the block.
+   and the configurations that qualify are those of the float passes (NNODESingleSelect()), checkpointing included
+   (NNODESegments()); the others (implicit integrators, MGRIT, observations, time input) have no device passes, and
+   NNSetUp() names the block.
 
    Arithmetic matches the CPU: in single precision the stage weights h a_ij and h b_i are rounded to float as the float
    passes round them; in double the sums are those of the discrete adjoint (TSAdjoint's, up to the order of additions).
@@ -11,24 +12,25 @@
 #include <petnn/private/odeimpl.h>
 #include <petnn/private/cudaimpl.h>
 
-/* the device arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
+/* the device arrays for a pass: the states (NNODESegments()), the stage data of 'slots' steps, and the adjoint's work */
 static PetscErrorCode NNODEDeviceArrays(NNLayer l, PetscInt slots)
 {
   NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
   NNODESingle *sp = &o->single;
   NNODEDevice *d  = &o->device;
-  PetscInt     maxc = 0;
+  PetscInt     maxc = 0, L, nseg, nstates;
   size_t       es   = l->dev.prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
 
   PetscFunctionBegin;
   PetscCall(NNODESingleLayout(l));
+  NNODESegments(l, &L, &nseg, &nstates);
   if (d->es != es) PetscCall(NNODEDeviceReset(l)); /* the precision changed */
   d->es = es;
   for (PetscInt c = 0; c < l->nchildren; c++) maxc = PetscMax(maxc, sp->clen[c]);
-  if (d->nu < o->kend + 1) {
+  if (d->nu < nstates) {
     PetscCall(NNDeviceFree(&d->u));
-    PetscCall(NNCUDAMalloc((size_t)(o->kend + 1) * sp->m * es, &d->u));
-    d->nu = o->kend + 1;
+    PetscCall(NNCUDAMalloc((size_t)nstates * sp->m * es, &d->u));
+    d->nu = nstates;
   }
   if (d->nstages < slots * sp->s) {
     PetscCall(NNDeviceFree(&d->stages));
@@ -108,12 +110,20 @@ static PetscErrorCode NNODEDeviceStep(NNLayer l, PetscInt n, PetscInt k, const v
   PetscFunctionReturn(0);
 }
 
+/* the state i of the arrays of NNODESegments() */
+static inline void *NNODEDevU(NNLayer_ODE *o, PetscInt i)
+{
+  return NNODEDevAt(o->device.u, o->device.es, (size_t)i * o->single.m);
+}
+
 PetscErrorCode NNLayerForwardDevice_ODE(NNLayer l, PetscInt n, const void *x, void *y)
 {
   NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
   NNODESingle   *sp   = &o->single;
   NNODEDevice   *d    = &o->device;
   PetscBool      keep = NNODESingleKeepsStages(l);
+  PetscInt       L, nseg, nstates;
+  size_t         bytes;
   cudaStream_t   st;
   PetscLogDouble t0, t1;
 
@@ -121,23 +131,39 @@ PetscErrorCode NNLayerForwardDevice_ODE(NNLayer l, PetscInt n, const void *x, vo
   PetscCall(PetscTime(&t0));
   PetscCall(NNCUDAGetStream(&st));
   o->n = n;
-  PetscCall(NNODEDeviceArrays(l, keep ? o->kend : 1));
+  NNODESegments(l, &L, &nseg, &nstates);
+  if (nseg) keep = PETSC_FALSE; /* checkpointing: the backward pass makes the stages again, a segment at a time */
+  PetscCall(NNODEDeviceArrays(l, keep ? o->kend : (nseg && NNODESingleKeepsStages(l) ? L : 1)));
   sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot */
-  NNCallCUDA(cudaMemcpyAsync(d->u, x, (size_t)sp->mpass * d->es, cudaMemcpyDeviceToDevice, st));
+  bytes     = (size_t)sp->mpass * d->es;
   PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
-  for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevAt(d->u, d->es, (size_t)k * sp->m), keep ? k : 0, NNODEDevAt(d->u, d->es, (size_t)(k + 1) * sp->m), st));
+  if (!nseg) {
+    NNCallCUDA(cudaMemcpyAsync(d->u, x, bytes, cudaMemcpyDeviceToDevice, st));
+    for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, k), keep ? k : 0, NNODEDevU(o, k + 1), st));
+    NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, o->kend), bytes, cudaMemcpyDeviceToDevice, st));
+  } else { /* each segment's start kept, its steps through the segment's states */
+    NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), x, bytes, cudaMemcpyDeviceToDevice, st));
+    for (PetscInt g = 0; g < nseg; g++) {
+      const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
+      NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, g), NNODEDevU(o, nseg), bytes, cudaMemcpyDeviceToDevice, st));
+      for (PetscInt k = a; k < b; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, nseg + k - a), 0, NNODEDevU(o, nseg + k - a + 1), st));
+      NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), NNODEDevU(o, nseg + b - a), bytes, cudaMemcpyDeviceToDevice, st));
+    }
+    NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, nseg), bytes, cudaMemcpyDeviceToDevice, st));
+  }
   PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
-  NNCallCUDA(cudaMemcpyAsync(y, NNODEDevAt(d->u, d->es, (size_t)o->kend * sp->m), (size_t)sp->mpass * d->es, cudaMemcpyDeviceToDevice, st));
   d->kept            = keep;
   o->recorded        = l->training;
-  o->stats.nstored   = l->training ? o->kend + 1 : 0;
-  o->stats.actstored = keep ? o->kend * sp->s : 0;
+  o->stats.nstored   = l->training ? nstates : 0;
+  o->stats.actstored = keep ? o->kend * sp->s : (nseg && NNODESingleKeepsStages(l) ? L * sp->s : 0);
   PetscCall(PetscTime(&t1));
   o->stats.tfwd += t1 - t0;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PETSC_UNUSED, const void *y PETSC_UNUSED, const void *dy, void *dx)
+/* the adjoint of step k from the state uk (its stages in slot q, or evaluated again first): lam = dL/du_{k+1} becomes
+   dL/du_k, and step k's parameter gradient is added (odeblock_single.c's, on device arrays) */
+static PetscErrorCode NNODEDeviceAdjointStep(NNLayer l, PetscInt n, PetscInt k, const void *uk, PetscInt q, PetscBool recompute, cudaStream_t st)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
@@ -147,6 +173,50 @@ PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PE
   const int      single = l->dev.prec == NN_PRECISION_SINGLE;
   void          *dY = d->work, *dK = NNODEDevAt(d->work, es, (size_t)s * sp->m), *lam = NNODEDevAt(dK, es, sp->m), *g[2], *glast;
   PetscInt       maxc = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  g[0] = NNODEDevAt(lam, es, sp->m);
+  g[1] = NNODEDevAt(g[0], es, maxc);
+  if (recompute) {
+    PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
+    PetscCall(NNODEDeviceStep(l, n, k, uk, q, NULL, st));
+    PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+  }
+  PetscCall(NNODEDevicePointChildren(l, k, PETSC_TRUE));
+  for (PetscInt i = s - 1; i >= 0; i--) {
+    PetscBool used = (PetscBool)(sp->b[i] != 0);
+    void     *dYi  = NNODEDevAt(dY, es, (size_t)i * sp->m);
+    for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
+    if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
+      NNCallCUDA(cudaMemsetAsync(dYi, 0, (size_t)m * es, st));
+      continue;
+    }
+    /* dK = h b_i lambda + sum_{j>i} h a_ji dY_j */
+    NNCallCUDA(cudaMemsetAsync(dK, 0, (size_t)m * es, st));
+    NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->b[i]), lam, dK, st));
+    for (PetscInt j = i + 1; j < s; j++)
+      if (sp->a[j * s + i] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[j * s + i]), NNODEDevAt(dY, es, (size_t)j * sp->m), dK, st));
+    glast = dK;
+    for (PetscInt c = nc - 1; c >= 0; c--) {
+      void *gin = c ? g[c % 2] : dYi;
+      PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool) !!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
+      glast = gin;
+    }
+  }
+  for (PetscInt i = 0; i < s; i++) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, 1.0, NNODEDevAt(dY, es, (size_t)i * sp->m), lam, st));
+  PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PETSC_UNUSED, const void *y PETSC_UNUSED, const void *dy, void *dx)
+{
+  NNLayer_ODE   *o     = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp    = &o->single;
+  NNODEDevice   *d     = &o->device;
+  void          *lam   = NNODEDevAt(d->work, d->es, (size_t)(sp->s + 1) * sp->m);
+  const size_t   bytes = (size_t)sp->mpass * d->es;
+  PetscInt       L, nseg, nstates;
   cudaStream_t   st;
   PetscLogDouble t0, t1;
 
@@ -154,44 +224,24 @@ PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PE
   PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
   PetscCall(PetscTime(&t0));
   PetscCall(NNCUDAGetStream(&st));
-  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
-  g[0] = NNODEDevAt(lam, es, sp->m);
-  g[1] = NNODEDevAt(g[0], es, maxc);
-  NNCallCUDA(cudaMemcpyAsync(lam, dy, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+  NNODESegments(l, &L, &nseg, &nstates);
+  NNCallCUDA(cudaMemcpyAsync(lam, dy, bytes, cudaMemcpyDeviceToDevice, st));
   PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
-  for (PetscInt k = o->kend - 1; k >= 0; k--) {
-    const PetscInt q = d->kept ? k : 0;
-    if (!d->kept) {
+  if (!nseg)
+    for (PetscInt k = o->kend - 1; k >= 0; k--) PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, k), d->kept ? k : 0, (PetscBool)!d->kept, st));
+  else {
+    const PetscBool keep = NNODESingleKeepsStages(l); /* the segment's stages kept while its states are made again */
+    for (PetscInt g = nseg - 1; g >= 0; g--) {
+      const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
       PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
-      PetscCall(NNODEDeviceStep(l, n, k, NNODEDevAt(d->u, es, (size_t)k * sp->m), 0, NULL, st));
+      NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), NNODEDevU(o, g), bytes, cudaMemcpyDeviceToDevice, st));
+      for (PetscInt k = a; k < b; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, nseg + k - a), keep ? k - a : 0, NNODEDevU(o, nseg + k - a + 1), st));
       PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+      for (PetscInt k = b - 1; k >= a; k--) PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep, st));
     }
-    PetscCall(NNODEDevicePointChildren(l, k, PETSC_TRUE));
-    for (PetscInt i = s - 1; i >= 0; i--) {
-      PetscBool used = (PetscBool)(sp->b[i] != 0);
-      void     *dYi  = NNODEDevAt(dY, es, (size_t)i * sp->m);
-      for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
-      if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
-        NNCallCUDA(cudaMemsetAsync(dYi, 0, (size_t)m * es, st));
-        continue;
-      }
-      /* dK = h b_i lambda + sum_{j>i} h a_ji dY_j */
-      NNCallCUDA(cudaMemsetAsync(dK, 0, (size_t)m * es, st));
-      NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->b[i]), lam, dK, st));
-      for (PetscInt j = i + 1; j < s; j++)
-        if (sp->a[j * s + i] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[j * s + i]), NNODEDevAt(dY, es, (size_t)j * sp->m), dK, st));
-      glast = dK;
-      for (PetscInt c = nc - 1; c >= 0; c--) {
-        void *gin = c ? g[c % 2] : dYi;
-        PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool)!!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
-        glast = gin;
-      }
-    }
-    for (PetscInt i = 0; i < s; i++) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, 1.0, NNODEDevAt(dY, es, (size_t)i * sp->m), lam, st));
-    PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
   }
   PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
-  if (dx) NNCallCUDA(cudaMemcpyAsync(dx, lam, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
+  if (dx) NNCallCUDA(cudaMemcpyAsync(dx, lam, bytes, cudaMemcpyDeviceToDevice, st));
   o->recorded = PETSC_FALSE;
   PetscCall(PetscTime(&t1));
   o->stats.tadj += t1 - t0;

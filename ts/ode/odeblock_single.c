@@ -14,9 +14,11 @@
    parameter set per step, or without stored activations, each step's stages are evaluated again from u_k before
    its adjoint (convolutions keep their transformed weights of the last forward pass: that must be step k's).
 
+   Checkpointing (-<block>_checkpoints K > 0, NNODESegments()) keeps only the segments' starts and computes each
+   segment again before its adjoint.
+
    What stays double (NNView() lists the block under "double passes on converted activations"): implicit
-   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, checkpointing
-   (-<block>_checkpoints K > 0), observation times, time input, and vector fields with a layer that has no float
+   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, observation times, time input, and vector fields with a layer that has no float
    passes of its own or whose backward pass reads state of its last forward pass (l->forwardstate: the
    normalizations' statistics, dropout's mask would be those of the last stage evaluated); on the device
    (odeblock_cuda.c) such vector fields are refused.
@@ -28,7 +30,7 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
-  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->K && !o->nobs && !o->timeinput), dev = single, ok;
+  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->nobs && !o->timeinput), dev = single, ok;
   const PetscInt s0 = sp->s;
 
   PetscFunctionBegin;
@@ -120,20 +122,39 @@ PetscErrorCode NNODESingleLayout(NNLayer l)
   PetscFunctionReturn(0);
 }
 
-/* the float arrays for a pass: the states (kend+1), the stage data of 'slots' steps, and the adjoint's work */
+/*
+   NNODESegments - checkpointing (-<block>_checkpoints K > 0) in the float and device passes, as the TS scheme does
+   (odeblock_ts.c): the states at the starts of nseg segments of L = ceil(kend / min(K, kend)) steps are kept; the
+   backward pass computes each segment's states again from its start, with its stages when the block keeps stages,
+   before the segment's adjoint. The state arrays: every state u_0..u_kend (K = 0), or the nseg segment starts, then
+   the L + 1 states of the segment at hand. Every step does the arithmetic of the pass without checkpoints, so the
+   results are the same bitwise.
+*/
+void NNODESegments(NNLayer l, PetscInt *L, PetscInt *nseg, PetscInt *nstates)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+  PetscInt     K = PetscMin(o->K, o->kend);
+
+  *L       = K ? (o->kend + K - 1) / K : o->kend;
+  *nseg    = K && *L ? (o->kend + *L - 1) / *L : 0;
+  *nstates = K ? *nseg + *L + 1 : o->kend + 1;
+}
+
+/* the float arrays for a pass: the states (NNODESegments()), the stage data of 'slots' steps, and the adjoint's work */
 static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
 {
   NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
   NNODESingle *sp = &o->single;
-  PetscInt     nc = l->nchildren, s = sp->s, maxc = 0;
+  PetscInt     nc = l->nchildren, s = sp->s, maxc = 0, L, nseg, nstates;
 
   PetscFunctionBegin;
   PetscCall(NNODESingleLayout(l));
+  NNODESegments(l, &L, &nseg, &nstates);
   for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
-  if (sp->nu < o->kend + 1) {
+  if (sp->nu < nstates) {
     PetscCall(PetscFree(sp->u));
-    PetscCall(PetscCalloc1((size_t)(o->kend + 1) * sp->m, &sp->u));
-    sp->nu = o->kend + 1;
+    PetscCall(PetscCalloc1((size_t)nstates * sp->m, &sp->u));
+    sp->nu = nstates;
   }
   if (sp->nstages < slots * s) {
     PetscCall(PetscFree(sp->stages));
@@ -213,33 +234,55 @@ PetscBool NNODESingleKeepsStages(NNLayer l)
   return (PetscBool)(l->training && o->storeacts && o->params == NNODE_PARAMETERS_SHARED);
 }
 
+/* the state i of the arrays of NNODESegments() */
+static inline float *NNODESingleU(NNODESingle *sp, PetscInt i)
+{
+  return sp->u + (size_t)i * sp->m;
+}
+
 PetscErrorCode NNLayerForwardSingle_ODE(NNLayer l, PetscInt n, const float *x, float *y)
 {
   NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
   NNODESingle   *sp   = &o->single;
   PetscBool      keep = NNODESingleKeepsStages(l);
+  PetscInt       L, nseg, nstates;
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   o->n = n;
-  PetscCall(NNODESingleArrays(l, keep ? o->kend : 1));
+  NNODESegments(l, &L, &nseg, &nstates);
+  if (nseg) keep = PETSC_FALSE; /* checkpointing: the stages are made again, a segment at a time, by the backward pass */
+  PetscCall(NNODESingleArrays(l, keep ? o->kend : (nseg && NNODESingleKeepsStages(l) ? L : 1)));
   sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot of the rank's subdomain */
-  PetscCall(PetscArraycpy(sp->u, x, sp->mpass));
   PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
-  for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODESingleStep(l, n, k, sp->u + (size_t)k * sp->m, keep ? k : 0, sp->u + (size_t)(k + 1) * sp->m));
+  if (!nseg) {
+    PetscCall(PetscArraycpy(sp->u, x, sp->mpass));
+    for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, k), keep ? k : 0, NNODESingleU(sp, k + 1)));
+    PetscCall(PetscArraycpy(y, NNODESingleU(sp, o->kend), sp->mpass));
+  } else { /* each segment's start kept, its steps through the segment's states */
+    PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), x, sp->mpass));
+    for (PetscInt g = 0; g < nseg; g++) {
+      const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
+      PetscCall(PetscArraycpy(NNODESingleU(sp, g), NNODESingleU(sp, nseg), sp->mpass));
+      for (PetscInt k = a; k < b; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, nseg + k - a), 0, NNODESingleU(sp, nseg + k - a + 1)));
+      PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), NNODESingleU(sp, nseg + b - a), sp->mpass));
+    }
+    PetscCall(PetscArraycpy(y, NNODESingleU(sp, nseg), sp->mpass));
+  }
   PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
-  PetscCall(PetscArraycpy(y, sp->u + (size_t)o->kend * sp->m, sp->mpass));
-  sp->kept          = keep;
-  o->recorded       = l->training;
-  o->stats.nstored  = l->training ? o->kend + 1 : 0;
-  o->stats.actstored = keep ? o->kend * sp->s : 0;
+  sp->kept           = keep;
+  o->recorded        = l->training;
+  o->stats.nstored   = l->training ? nstates : 0;
+  o->stats.actstored = keep ? o->kend * sp->s : (nseg && NNODESingleKeepsStages(l) ? L * sp->s : 0);
   PetscCall(PetscTime(&t1));
   o->stats.tfwd += t1 - t0;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+/* the adjoint of step k from the state uk (its stages in slot q, or evaluated again first): lam = dL/du_{k+1} becomes
+   dL/du_k, and step k's parameter gradient is added */
+static PetscErrorCode NNODESingleAdjointStep(NNLayer l, PetscInt n, PetscInt k, const float *uk, PetscInt q, PetscBool recompute)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
@@ -247,58 +290,80 @@ PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x P
   const float    h = (float)o->h;
   float         *dY = sp->work, *dK = dY + (size_t)s * sp->m, *lam = dK + sp->m, *g[2], *glast;
   PetscInt       maxc = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
+  g[0] = lam + sp->m;
+  g[1] = g[0] + maxc;
+  if (recompute) {
+    PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
+    PetscCall(NNODESingleStep(l, n, k, uk, q, NULL));
+    PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+  }
+  PetscCall(NNODESinglePointChildren(l, k, PETSC_TRUE));
+  for (PetscInt i = s - 1; i >= 0; i--) {
+    PetscBool used = (PetscBool)(sp->b[i] != 0);
+    float    *dYi  = dY + (size_t)i * sp->m;
+    for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
+    if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
+      PetscCall(PetscArrayzero(dYi, m));
+      continue;
+    }
+    {
+      const float wb = h * (float)sp->b[i];
+      for (PetscInt e = 0; e < m; e++) dK[e] = wb * lam[e];
+      for (PetscInt j = i + 1; j < s; j++) {
+        const float  w  = h * (float)sp->a[j * s + i];
+        const float *dj = dY + (size_t)j * sp->m;
+        if (w != 0)
+          for (PetscInt e = 0; e < m; e++) dK[e] += w * dj[e];
+      }
+    }
+    glast = dK;
+    for (PetscInt c = nc - 1; c >= 0; c--) {
+      float *gin = c ? g[c % 2] : dYi;
+      PetscCall(NNLayerBackwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleY(sp, q, i), NNODESingleOut(sp, q, i, c), glast, gin));
+      glast = gin;
+    }
+  }
+  for (PetscInt i = 0; i < s; i++) {
+    const float *dYi = dY + (size_t)i * sp->m;
+    for (PetscInt e = 0; e < m; e++) lam[e] += dYi[e];
+  }
+  PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x PETSC_UNUSED, const float *y PETSC_UNUSED, const float *dy, float *dx)
+{
+  NNLayer_ODE   *o   = (NNLayer_ODE *)l->data;
+  NNODESingle   *sp  = &o->single;
+  float         *lam = sp->work + (size_t)(sp->s + 1) * sp->m;
+  PetscInt       L, nseg, nstates;
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
   PetscCall(PetscTime(&t0));
-  for (PetscInt c = 0; c < nc; c++) maxc = PetscMax(maxc, sp->clen[c]);
-  g[0] = lam + sp->m;
-  g[1] = g[0] + maxc;
-  PetscCall(PetscArraycpy(lam, dy, m));
+  NNODESegments(l, &L, &nseg, &nstates);
+  PetscCall(PetscArraycpy(lam, dy, sp->mpass));
   PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
-  for (PetscInt k = o->kend - 1; k >= 0; k--) {
-    const PetscInt q = sp->kept ? k : 0;
-    if (!sp->kept) {
+  if (!nseg)
+    for (PetscInt k = o->kend - 1; k >= 0; k--) PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, k), sp->kept ? k : 0, (PetscBool)!sp->kept));
+  else {
+    const PetscBool keep = NNODESingleKeepsStages(l); /* the segment's stages kept while its states are made again */
+    for (PetscInt g = nseg - 1; g >= 0; g--) {
+      const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
       PetscCall(PetscLogEventBegin(NN_ODERecompute, l, 0, 0, 0));
-      PetscCall(NNODESingleStep(l, n, k, sp->u + (size_t)k * sp->m, 0, NULL));
+      PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), NNODESingleU(sp, g), sp->mpass));
+      for (PetscInt k = a; k < b; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, nseg + k - a), keep ? k - a : 0, NNODESingleU(sp, nseg + k - a + 1)));
       PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
+      for (PetscInt k = b - 1; k >= a; k--) PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep));
     }
-    PetscCall(NNODESinglePointChildren(l, k, PETSC_TRUE));
-    for (PetscInt i = s - 1; i >= 0; i--) {
-      PetscBool used = (PetscBool)(sp->b[i] != 0);
-      float    *dYi  = dY + (size_t)i * sp->m;
-      for (PetscInt j = i + 1; j < s; j++) used = (PetscBool)(used || sp->a[j * s + i] != 0);
-      if (!used) { /* K_i does not enter the step (a zero weight, read by no later stage) */
-        PetscCall(PetscArrayzero(dYi, m));
-        continue;
-      }
-      {
-        const float wb = h * (float)sp->b[i];
-        for (PetscInt e = 0; e < m; e++) dK[e] = wb * lam[e];
-        for (PetscInt j = i + 1; j < s; j++) {
-          const float  w  = h * (float)sp->a[j * s + i];
-          const float *dj = dY + (size_t)j * sp->m;
-          if (w != 0)
-            for (PetscInt e = 0; e < m; e++) dK[e] += w * dj[e];
-        }
-      }
-      glast = dK;
-      for (PetscInt c = nc - 1; c >= 0; c--) {
-        float *gin = c ? g[c % 2] : dYi;
-        PetscCall(NNLayerBackwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleY(sp, q, i), NNODESingleOut(sp, q, i, c), glast, gin));
-        glast = gin;
-      }
-    }
-    for (PetscInt i = 0; i < s; i++) {
-      const float *dYi = dY + (size_t)i * sp->m;
-      for (PetscInt e = 0; e < m; e++) lam[e] += dYi[e];
-    }
-    PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));
   }
   PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
   PetscCall(NNODEPointChildren(l, 0, NULL));
-  if (dx) PetscCall(PetscArraycpy(dx, lam, m));
+  if (dx) PetscCall(PetscArraycpy(dx, lam, sp->mpass));
   o->recorded = PETSC_FALSE;
   PetscCall(PetscTime(&t1));
   o->stats.tadj += t1 - t0;

@@ -174,6 +174,8 @@ PETSC_INTERN PetscErrorCode NNLayerForwardSingle_ODE(NNLayer, PetscInt, const fl
 PETSC_INTERN PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer, PetscInt, const float *, const float *, const float *, float *);
 PETSC_INTERN PetscErrorCode NNODESingleLayout(NNLayer);
 PETSC_INTERN PetscBool      NNODESingleKeepsStages(NNLayer);
+/* checkpointing in the float and device passes: steps per segment, segments (0: none), states the arrays hold */
+PETSC_INTERN void NNODESegments(NNLayer, PetscInt *, PetscInt *, PetscInt *);
 /* ts/ode/odeblock_cuda.c: the explicit schemes on the device (built with PETNN_HAVE_CUDA) */
 PETSC_INTERN PetscErrorCode NNODEDeviceReset(NNLayer);
 #if defined(PETNN_HAVE_CUDA)
