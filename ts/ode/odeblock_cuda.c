@@ -3,8 +3,8 @@
    of the block's TS, or the discrete scheme's forward Euler) with the same stage recursion and exact discrete adjoint,
    on device arrays in the precision of the passes (double or float), through the children's device passes. NNView()
    and the configurations that qualify are those of the float passes (NNODESingleSelect()), checkpointing included
-   (NNODESegments()); the others (implicit integrators, MGRIT, observations, time input) have no device passes, and
-   NNSetUp() names the block.
+   (NNODESegments()) and observation times; the others (implicit integrators, MGRIT, time input) have no device
+   passes, and NNSetUp() names the block.
 
    Arithmetic matches the CPU: in single precision the stage weights h a_ij and h b_i are rounded to float as the float
    passes round them; in double the sums are those of the discrete adjoint (TSAdjoint's, up to the order of additions).
@@ -116,6 +116,34 @@ static inline void *NNODEDevU(NNLayer_ODE *o, PetscInt i)
   return NNODEDevAt(o->device.u, o->device.es, (size_t)i * o->single.m);
 }
 
+/* observation times: state u_k into its place of the output [n][nobs][S] (a strided copy), and that place of dy added
+   to lambda (odeblock_single.c's, on device arrays) */
+static PetscErrorCode NNODEDeviceObserve(NNLayer l, PetscInt n, PetscInt k, const void *u, void *y, cudaStream_t st)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  size_t       es = o->device.es, row = (size_t)o->S * es;
+  PetscInt     j;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEObservationIndex(l, k, &j));
+  if (j < 0 || !n) PetscFunctionReturn(0);
+  NNCallCUDA(cudaMemcpy2DAsync((char *)y + (size_t)j * row, (size_t)o->nobs * row, u, row, row, (size_t)n, cudaMemcpyDeviceToDevice, st));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNODEDeviceAddObservation(NNLayer l, PetscInt n, PetscInt k, const void *dy, void *lam, cudaStream_t st)
+{
+  NNLayer_ODE *o  = (NNLayer_ODE *)l->data;
+  size_t       es = o->device.es;
+  PetscInt     j;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEObservationIndex(l, k, &j));
+  if (j < 0) PetscFunctionReturn(0);
+  for (PetscInt i = 0; i < n; i++) NNCallCUDA(NNCUDAAxpy(l->dev.prec == NN_PRECISION_SINGLE, (size_t)o->S, 1.0, (const char *)dy + (size_t)(i * o->nobs + j) * o->S * es, (char *)lam + (size_t)i * o->S * es, st));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode NNLayerForwardDevice_ODE(NNLayer l, PetscInt n, const void *x, void *y)
 {
   NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
@@ -137,19 +165,26 @@ PetscErrorCode NNLayerForwardDevice_ODE(NNLayer l, PetscInt n, const void *x, vo
   sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot */
   bytes     = (size_t)sp->mpass * d->es;
   PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
+  PetscCall(NNODEDeviceObserve(l, n, 0, x, y, st));
   if (!nseg) {
     NNCallCUDA(cudaMemcpyAsync(d->u, x, bytes, cudaMemcpyDeviceToDevice, st));
-    for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, k), keep ? k : 0, NNODEDevU(o, k + 1), st));
-    NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, o->kend), bytes, cudaMemcpyDeviceToDevice, st));
+    for (PetscInt k = 0; k < o->kend; k++) {
+      PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, k), keep ? k : 0, NNODEDevU(o, k + 1), st));
+      PetscCall(NNODEDeviceObserve(l, n, k + 1, NNODEDevU(o, k + 1), y, st));
+    }
+    if (!o->nobs) NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, o->kend), bytes, cudaMemcpyDeviceToDevice, st));
   } else { /* each segment's start kept, its steps through the segment's states */
     NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), x, bytes, cudaMemcpyDeviceToDevice, st));
     for (PetscInt g = 0; g < nseg; g++) {
       const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
       NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, g), NNODEDevU(o, nseg), bytes, cudaMemcpyDeviceToDevice, st));
-      for (PetscInt k = a; k < b; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, nseg + k - a), 0, NNODEDevU(o, nseg + k - a + 1), st));
+      for (PetscInt k = a; k < b; k++) {
+        PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, nseg + k - a), 0, NNODEDevU(o, nseg + k - a + 1), st));
+        PetscCall(NNODEDeviceObserve(l, n, k + 1, NNODEDevU(o, nseg + k - a + 1), y, st));
+      }
       NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), NNODEDevU(o, nseg + b - a), bytes, cudaMemcpyDeviceToDevice, st));
     }
-    NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, nseg), bytes, cudaMemcpyDeviceToDevice, st));
+    if (!o->nobs) NNCallCUDA(cudaMemcpyAsync(y, NNODEDevU(o, nseg), bytes, cudaMemcpyDeviceToDevice, st));
   }
   PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
   d->kept            = keep;
@@ -225,10 +260,14 @@ PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PE
   PetscCall(PetscTime(&t0));
   PetscCall(NNCUDAGetStream(&st));
   NNODESegments(l, &L, &nseg, &nstates);
-  NNCallCUDA(cudaMemcpyAsync(lam, dy, bytes, cudaMemcpyDeviceToDevice, st));
+  if (o->nobs) NNCallCUDA(cudaMemsetAsync(lam, 0, bytes, st)); /* each observation's part of dy joins at its step */
+  else NNCallCUDA(cudaMemcpyAsync(lam, dy, bytes, cudaMemcpyDeviceToDevice, st));
   PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
   if (!nseg)
-    for (PetscInt k = o->kend - 1; k >= 0; k--) PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, k), d->kept ? k : 0, (PetscBool)!d->kept, st));
+    for (PetscInt k = o->kend - 1; k >= 0; k--) {
+      PetscCall(NNODEDeviceAddObservation(l, n, k + 1, dy, lam, st));
+      PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, k), d->kept ? k : 0, (PetscBool)!d->kept, st));
+    }
   else {
     const PetscBool keep = NNODESingleKeepsStages(l); /* the segment's stages kept while its states are made again */
     for (PetscInt g = nseg - 1; g >= 0; g--) {
@@ -237,9 +276,13 @@ PetscErrorCode NNLayerBackwardDevice_ODE(NNLayer l, PetscInt n, const void *x PE
       NNCallCUDA(cudaMemcpyAsync(NNODEDevU(o, nseg), NNODEDevU(o, g), bytes, cudaMemcpyDeviceToDevice, st));
       for (PetscInt k = a; k < b; k++) PetscCall(NNODEDeviceStep(l, n, k, NNODEDevU(o, nseg + k - a), keep ? k - a : 0, NNODEDevU(o, nseg + k - a + 1), st));
       PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
-      for (PetscInt k = b - 1; k >= a; k--) PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep, st));
+      for (PetscInt k = b - 1; k >= a; k--) {
+        PetscCall(NNODEDeviceAddObservation(l, n, k + 1, dy, lam, st));
+        PetscCall(NNODEDeviceAdjointStep(l, n, k, NNODEDevU(o, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep, st));
+      }
     }
   }
+  PetscCall(NNODEDeviceAddObservation(l, n, 0, dy, lam, st));
   PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
   if (dx) NNCallCUDA(cudaMemcpyAsync(dx, lam, bytes, cudaMemcpyDeviceToDevice, st));
   o->recorded = PETSC_FALSE;

@@ -17,8 +17,11 @@
    Checkpointing (-<block>_checkpoints K > 0, NNODESegments()) keeps only the segments' starts and computes each
    segment again before its adjoint.
 
+   Observation times (-<block>_observation_times) write the observed states into the output as they are made and add
+   their parts of the output gradient to lambda at their steps.
+
    What stays double (NNView() lists the block under "double passes on converted activations"): implicit
-   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, observation times, time input, and vector fields with a layer that has no float
+   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, time input, and vector fields with a layer that has no float
    passes of its own or whose backward pass reads state of its last forward pass (l->forwardstate: the
    normalizations' statistics, dropout's mask would be those of the last stage evaluated); on the device
    (odeblock_cuda.c) such vector fields are refused.
@@ -30,7 +33,7 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
-  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->nobs && !o->timeinput), dev = single, ok;
+  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->timeinput), dev = single, ok;
   const PetscInt s0 = sp->s;
 
   PetscFunctionBegin;
@@ -240,6 +243,34 @@ static inline float *NNODESingleU(NNODESingle *sp, PetscInt i)
   return sp->u + (size_t)i * sp->m;
 }
 
+/* observation times (-<block>_observation_times, sequential states): the output is [n][nobs][S]; state u_k, if an
+   observation is at step k, goes to its place (the forward pass), and that place of dy is added to lambda = dL/du_k
+   (the backward pass) */
+static PetscErrorCode NNODESingleObserve(NNLayer l, PetscInt n, PetscInt k, const float *u, float *y)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+  PetscInt     j;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEObservationIndex(l, k, &j));
+  if (j < 0) PetscFunctionReturn(0);
+  for (PetscInt i = 0; i < n; i++) PetscCall(PetscArraycpy(y + (i * o->nobs + j) * o->S, u + i * o->S, o->S));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNODESingleAddObservation(NNLayer l, PetscInt n, PetscInt k, const float *dy, float *lam)
+{
+  NNLayer_ODE *o = (NNLayer_ODE *)l->data;
+  PetscInt     j;
+
+  PetscFunctionBegin;
+  PetscCall(NNODEObservationIndex(l, k, &j));
+  if (j < 0) PetscFunctionReturn(0);
+  for (PetscInt i = 0; i < n; i++)
+    for (PetscInt e = 0; e < o->S; e++) lam[i * o->S + e] += dy[(i * o->nobs + j) * o->S + e];
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode NNLayerForwardSingle_ODE(NNLayer l, PetscInt n, const float *x, float *y)
 {
   NNLayer_ODE   *o    = (NNLayer_ODE *)l->data;
@@ -256,19 +287,26 @@ PetscErrorCode NNLayerForwardSingle_ODE(NNLayer l, PetscInt n, const float *x, f
   PetscCall(NNODESingleArrays(l, keep ? o->kend : (nseg && NNODESingleKeepsStages(l) ? L : 1)));
   sp->mpass = o->dm ? sp->m : n * o->S; /* a spatial state: every batch slot of the rank's subdomain */
   PetscCall(PetscLogEventBegin(NN_ODEForward, l, 0, 0, 0));
+  PetscCall(NNODESingleObserve(l, n, 0, x, y));
   if (!nseg) {
     PetscCall(PetscArraycpy(sp->u, x, sp->mpass));
-    for (PetscInt k = 0; k < o->kend; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, k), keep ? k : 0, NNODESingleU(sp, k + 1)));
-    PetscCall(PetscArraycpy(y, NNODESingleU(sp, o->kend), sp->mpass));
+    for (PetscInt k = 0; k < o->kend; k++) {
+      PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, k), keep ? k : 0, NNODESingleU(sp, k + 1)));
+      PetscCall(NNODESingleObserve(l, n, k + 1, NNODESingleU(sp, k + 1), y));
+    }
+    if (!o->nobs) PetscCall(PetscArraycpy(y, NNODESingleU(sp, o->kend), sp->mpass));
   } else { /* each segment's start kept, its steps through the segment's states */
     PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), x, sp->mpass));
     for (PetscInt g = 0; g < nseg; g++) {
       const PetscInt a = g * L, b = PetscMin(o->kend, a + L);
       PetscCall(PetscArraycpy(NNODESingleU(sp, g), NNODESingleU(sp, nseg), sp->mpass));
-      for (PetscInt k = a; k < b; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, nseg + k - a), 0, NNODESingleU(sp, nseg + k - a + 1)));
+      for (PetscInt k = a; k < b; k++) {
+        PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, nseg + k - a), 0, NNODESingleU(sp, nseg + k - a + 1)));
+        PetscCall(NNODESingleObserve(l, n, k + 1, NNODESingleU(sp, nseg + k - a + 1), y));
+      }
       PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), NNODESingleU(sp, nseg + b - a), sp->mpass));
     }
-    PetscCall(PetscArraycpy(y, NNODESingleU(sp, nseg), sp->mpass));
+    if (!o->nobs) PetscCall(PetscArraycpy(y, NNODESingleU(sp, nseg), sp->mpass));
   }
   PetscCall(PetscLogEventEnd(NN_ODEForward, l, 0, 0, 0));
   sp->kept           = keep;
@@ -346,10 +384,14 @@ PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x P
   PetscCheck(o->recorded && o->n == n, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "ODE block %s: the backward pass needs a forward pass in training mode on the same batch (%" PetscInt_FMT " samples) first", ((PetscObject)l)->name, n);
   PetscCall(PetscTime(&t0));
   NNODESegments(l, &L, &nseg, &nstates);
-  PetscCall(PetscArraycpy(lam, dy, sp->mpass));
+  if (o->nobs) PetscCall(PetscArrayzero(lam, sp->mpass)); /* each observation's part of dy joins at its step */
+  else PetscCall(PetscArraycpy(lam, dy, sp->mpass));
   PetscCall(PetscLogEventBegin(NN_ODEAdjoint, l, 0, 0, 0));
   if (!nseg)
-    for (PetscInt k = o->kend - 1; k >= 0; k--) PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, k), sp->kept ? k : 0, (PetscBool)!sp->kept));
+    for (PetscInt k = o->kend - 1; k >= 0; k--) {
+      PetscCall(NNODESingleAddObservation(l, n, k + 1, dy, lam));
+      PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, k), sp->kept ? k : 0, (PetscBool)!sp->kept));
+    }
   else {
     const PetscBool keep = NNODESingleKeepsStages(l); /* the segment's stages kept while its states are made again */
     for (PetscInt g = nseg - 1; g >= 0; g--) {
@@ -358,9 +400,13 @@ PetscErrorCode NNLayerBackwardSingle_ODE(NNLayer l, PetscInt n, const float *x P
       PetscCall(PetscArraycpy(NNODESingleU(sp, nseg), NNODESingleU(sp, g), sp->mpass));
       for (PetscInt k = a; k < b; k++) PetscCall(NNODESingleStep(l, n, k, NNODESingleU(sp, nseg + k - a), keep ? k - a : 0, NNODESingleU(sp, nseg + k - a + 1)));
       PetscCall(PetscLogEventEnd(NN_ODERecompute, l, 0, 0, 0));
-      for (PetscInt k = b - 1; k >= a; k--) PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep));
+      for (PetscInt k = b - 1; k >= a; k--) {
+        PetscCall(NNODESingleAddObservation(l, n, k + 1, dy, lam));
+        PetscCall(NNODESingleAdjointStep(l, n, k, NNODESingleU(sp, nseg + k - a), keep ? k - a : 0, (PetscBool)!keep));
+      }
     }
   }
+  PetscCall(NNODESingleAddObservation(l, n, 0, dy, lam));
   PetscCall(PetscLogEventEnd(NN_ODEAdjoint, l, 0, 0, 0));
   PetscCall(NNODEPointChildren(l, 0, NULL));
   if (dx) PetscCall(PetscArraycpy(dx, lam, sp->mpass));
