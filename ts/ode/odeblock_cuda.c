@@ -3,7 +3,7 @@
    of the block's TS, or the discrete scheme's forward Euler) with the same stage recursion and exact discrete adjoint,
    on device arrays in the precision of the passes (double or float), through the children's device passes. NNView()
    and the configurations that qualify are those of the float passes (NNODESingleSelect()), checkpointing included
-   (NNODESegments()) and observation times; the others (implicit integrators, MGRIT, time input) have no device
+   (NNODESegments()), observation times and time input; the others (implicit integrators, MGRIT) have no device
    passes, and NNSetUp() names the block.
 
    Arithmetic matches the CPU: in single precision the stage weights h a_ij and h b_i are rounded to float as the float
@@ -37,7 +37,7 @@ static PetscErrorCode NNODEDeviceArrays(NNLayer l, PetscInt slots)
     PetscCall(NNCUDAMalloc((size_t)slots * sp->s * sp->slot * es, &d->stages));
     d->nstages = slots * sp->s;
   }
-  if (!d->work) PetscCall(NNCUDAMalloc(((size_t)(sp->s + 2) * sp->m + 2 * maxc) * es, &d->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients */
+  if (!d->work) PetscCall(NNCUDAMalloc(((size_t)(sp->s + 2) * sp->m + 2 * maxc + sp->mt) * es, &d->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients, d[Y, t] */
   PetscFunctionReturn(0);
 }
 
@@ -52,9 +52,15 @@ static inline void *NNODEDevY(NNLayer_ODE *o, PetscInt q, PetscInt i)
   return NNODEDevAt(o->device.stages, o->device.es, (size_t)(q * o->single.s + i) * o->single.slot);
 }
 
+/* f's input at stage i: [Y_i, t] with time input, else Y_i */
+static inline void *NNODEDevIn(NNLayer_ODE *o, PetscInt q, PetscInt i)
+{
+  return NNODEDevAt(NNODEDevY(o, q, i), o->device.es, o->single.mt ? (size_t)o->single.m : 0);
+}
+
 static inline void *NNODEDevOut(NNLayer_ODE *o, PetscInt q, PetscInt i, PetscInt c)
 {
-  size_t off = (size_t)(q * o->single.s + i) * o->single.slot + o->single.m;
+  size_t off = (size_t)(q * o->single.s + i) * o->single.slot + o->single.m + o->single.mt;
   for (PetscInt e = 0; e < c; e++) off += o->single.clen[e];
   return NNODEDevAt(o->device.stages, o->device.es, off);
 }
@@ -99,7 +105,21 @@ static PetscErrorCode NNODEDeviceStep(NNLayer l, PetscInt n, PetscInt k, const v
     NNCallCUDA(cudaMemcpyAsync(Y, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
     for (PetscInt j = 0; j < i; j++)
       if (sp->a[i * s + j] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[i * s + j]), NNODEDevOut(o, q, j, nc - 1), Y, st));
-    for (PetscInt c = 0; c < nc; c++) PetscCall((*l->children[c]->ops->forwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool)!!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : Y, NNODEDevOut(o, q, i, c)));
+    if (o->timeinput) { /* f's input [Y_i, t_k + c_i h] per sample: the states' rows, then the time column from the host */
+      void        *Yt = NNODEDevIn(o, q, i);
+      const double t  = k * o->h + sp->c[i] * o->h;
+      char        *col;
+      PetscCall(PetscMalloc1((size_t)PetscMax(n, 1) * es, &col));
+      for (PetscInt r = 0; r < n; r++) {
+        if (single) ((float *)col)[r] = (float)t;
+        else ((double *)col)[r] = t;
+      }
+      NNCallCUDA(cudaMemcpy2DAsync(Yt, (size_t)o->Sin * es, Y, (size_t)o->S * es, (size_t)o->S * es, (size_t)n, cudaMemcpyDeviceToDevice, st));
+      NNCallCUDA(cudaMemcpy2DAsync((char *)Yt + (size_t)o->S * es, (size_t)o->Sin * es, col, es, es, (size_t)n, cudaMemcpyHostToDevice, st));
+      NNCallCUDA(cudaStreamSynchronize(st)); /* col is freed next */
+      PetscCall(PetscFree(col));
+    }
+    for (PetscInt c = 0; c < nc; c++) PetscCall((*l->children[c]->ops->forwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool) !!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevIn(o, q, i), NNODEDevOut(o, q, i, c)));
   }
   if (unew) {
     NNCallCUDA(cudaMemcpyAsync(unew, u, (size_t)m * es, cudaMemcpyDeviceToDevice, st));
@@ -234,10 +254,12 @@ static PetscErrorCode NNODEDeviceAdjointStep(NNLayer l, PetscInt n, PetscInt k, 
       if (sp->a[j * s + i] != 0) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, NNODEDevWeight(l, o->h, sp->a[j * s + i]), NNODEDevAt(dY, es, (size_t)j * sp->m), dK, st));
     glast = dK;
     for (PetscInt c = nc - 1; c >= 0; c--) {
-      void *gin = c ? g[c % 2] : dYi;
-      PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool) !!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevY(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
+      void *gin = c ? g[c % 2] : (o->timeinput ? NNODEDevAt(g[1], es, maxc) : dYi);
+      PetscCall((*l->children[c]->ops->backwarddevice)(l->children[c], NNLayerDeviceSamples(l->children[c], (PetscBool) !!o->dm, n), c ? NNODEDevOut(o, q, i, c - 1) : NNODEDevIn(o, q, i), NNODEDevOut(o, q, i, c), glast, gin));
       glast = gin;
     }
+    if (o->timeinput) /* the state's part of d[Y_i, t] */
+      NNCallCUDA(cudaMemcpy2DAsync(dYi, (size_t)o->S * es, glast, (size_t)o->Sin * es, (size_t)o->S * es, (size_t)n, cudaMemcpyDeviceToDevice, st));
   }
   for (PetscInt i = 0; i < s; i++) NNCallCUDA(NNCUDAAxpy(single, (size_t)m, 1.0, NNODEDevAt(dY, es, (size_t)i * sp->m), lam, st));
   PetscCall(PetscLogFlops(2.0 * m * (s * (s + 1) / 2 + s)));

@@ -20,8 +20,10 @@
    Observation times (-<block>_observation_times) write the observed states into the output as they are made and add
    their parts of the output gradient to lambda at their steps.
 
+   With time input (-<block>_time_input) f's input is [Y_i, t_k + c_i h] per sample, kept in the stage's data.
+
    What stays double (NNView() lists the block under "double passes on converted activations"): implicit
-   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, time input, and vector fields with a layer that has no float
+   integrators (beuler, cn: Newton-Krylov through TS/SNES on PetscScalar Vecs), MGRIT, and vector fields with a layer that has no float
    passes of its own or whose backward pass reads state of its last forward pass (l->forwardstate: the
    normalizations' statistics, dropout's mask would be those of the last stage evaluated); on the device
    (odeblock_cuda.c) such vector fields are refused.
@@ -33,7 +35,7 @@ PetscErrorCode NNODESingleSelect(NNLayer l)
 {
   NNLayer_ODE   *o  = (NNLayer_ODE *)l->data;
   NNODESingle   *sp = &o->single;
-  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT && !o->timeinput), dev = single, ok;
+  PetscBool      single = (PetscBool)(o->parallel != NNODE_PARALLEL_MGRIT), dev = single, ok;
   const PetscInt s0 = sp->s;
 
   PetscFunctionBegin;
@@ -118,8 +120,9 @@ PetscErrorCode NNODESingleLayout(NNLayer l)
   if (!sp->clen) {
     PetscCall(PetscMalloc1(nc, &sp->clen));
     for (PetscInt c = 0; c < nc; c++) PetscCall(VecGetLocalSize(o->f.out[c], &sp->clen[c]));
-    sp->m     = sp->clen[nc - 1]; /* f's output has the state's layout */
-    sp->slot  = sp->m;            /* per stage: Y_i, then every child's output */
+    sp->m    = sp->clen[nc - 1];                      /* f's output has the state's layout */
+    sp->mt   = o->timeinput ? l->nbatch * o->Sin : 0; /* f's input [Y_i, t] per sample */
+    sp->slot = sp->m + sp->mt;                        /* per stage: Y_i, [Y_i, t], then every child's output */
     for (PetscInt c = 0; c < nc; c++) sp->slot += sp->clen[c];
   }
   PetscFunctionReturn(0);
@@ -164,7 +167,7 @@ static PetscErrorCode NNODESingleArrays(NNLayer l, PetscInt slots)
     PetscCall(PetscCalloc1((size_t)slots * s * sp->slot, &sp->stages));
     sp->nstages = slots * s;
   }
-  if (!sp->work) PetscCall(PetscCalloc1((size_t)(s + 2) * sp->m + 2 * maxc, &sp->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients */
+  if (!sp->work) PetscCall(PetscCalloc1((size_t)(s + 2) * sp->m + 2 * maxc + sp->mt, &sp->work)); /* dY_0..dY_{s-1}, dK, lambda, two child gradients, d[Y, t] */
   PetscFunctionReturn(0);
 }
 
@@ -174,9 +177,15 @@ static inline float *NNODESingleY(NNODESingle *sp, PetscInt q, PetscInt i)
   return sp->stages + (size_t)(q * sp->s + i) * sp->slot;
 }
 
+/* f's input at stage i: [Y_i, t] with time input, else Y_i */
+static inline float *NNODESingleIn(NNODESingle *sp, PetscInt q, PetscInt i)
+{
+  return NNODESingleY(sp, q, i) + (sp->mt ? sp->m : 0);
+}
+
 static inline float *NNODESingleOut(NNODESingle *sp, PetscInt q, PetscInt i, PetscInt c)
 {
-  float *p = NNODESingleY(sp, q, i) + sp->m;
+  float *p = NNODESingleY(sp, q, i) + sp->m + sp->mt;
   for (PetscInt d = 0; d < c; d++) p += sp->clen[d];
   return p;
 }
@@ -215,7 +224,15 @@ static PetscErrorCode NNODESingleStep(NNLayer l, PetscInt n, PetscInt k, const f
       if (w != 0)
         for (PetscInt e = 0; e < m; e++) Y[e] += w * K[e];
     }
-    for (PetscInt c = 0; c < nc; c++) PetscCall(NNLayerForwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : Y, NNODESingleOut(sp, q, i, c)));
+    if (o->timeinput) { /* f's input [Y_i, t_k + c_i h] per sample (the time rounded once, as the stage weights) */
+      float *Yt = NNODESingleIn(sp, q, i);
+      for (PetscInt r = 0; r < n; r++) {
+        PetscCall(PetscArraycpy(Yt + r * o->Sin, Y + r * o->S, o->S));
+        Yt[r * o->Sin + o->S] = (float)(k * o->h + sp->c[i] * o->h);
+      }
+    }
+    for (PetscInt c = 0; c < nc; c++)
+      PetscCall(NNLayerForwardSingle(l->children[c], n, c ? o->f.out[c - 1] : (o->timeinput ? o->fld.fin : o->f.out[nc - 1]), c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleIn(sp, q, i), NNODESingleOut(sp, q, i, c)));
   }
   if (unew) {
     PetscCall(PetscArraycpy(unew, u, m));
@@ -359,10 +376,12 @@ static PetscErrorCode NNODESingleAdjointStep(NNLayer l, PetscInt n, PetscInt k, 
     }
     glast = dK;
     for (PetscInt c = nc - 1; c >= 0; c--) {
-      float *gin = c ? g[c % 2] : dYi;
-      PetscCall(NNLayerBackwardSingle(l->children[c], n, c ? o->f.out[c - 1] : o->f.out[nc - 1], c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleY(sp, q, i), NNODESingleOut(sp, q, i, c), glast, gin));
+      float *gin = c ? g[c % 2] : (o->timeinput ? g[1] + maxc : dYi);
+      PetscCall(NNLayerBackwardSingle(l->children[c], n, c ? o->f.out[c - 1] : (o->timeinput ? o->fld.fin : o->f.out[nc - 1]), c ? NNODESingleOut(sp, q, i, c - 1) : NNODESingleIn(sp, q, i), NNODESingleOut(sp, q, i, c), glast, gin));
       glast = gin;
     }
+    if (o->timeinput) /* the state's part of d[Y_i, t] */
+      for (PetscInt r = 0; r < n; r++) PetscCall(PetscArraycpy(dYi + r * o->S, glast + r * o->Sin, o->S));
   }
   for (PetscInt i = 0; i < s; i++) {
     const float *dYi = dY + (size_t)i * sp->m;

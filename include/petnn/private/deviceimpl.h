@@ -7,7 +7,7 @@
 /* the types with device passes, for error messages (keep in step with the create routines that set them) */
 #define NN_DEVICE_LAYER_TYPES \
   "dense, flatten, relu, leaky_relu, tanh, sigmoid, gelu, dropout, to_spatial, spatial_flatten, conv2d/3d, conv_transpose2d/3d, maxpool2d/3d, avgpool2d/3d, batchnorm1d/2d/3d, group_norm, instance_norm, layer_norm, global_avgpool, upsample, " \
-  "spectral_conv2d/3d, add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, checkpoints and observation times too, no time input, children of these types)"
+  "spectral_conv2d/3d, add, concat, split (graph networks), residual (children of these types), ode (explicit RK or discrete scheme, with checkpoints, observation times or time input, children of these types)"
 
 /* the types whose device passes take spatial activations split over ranks (l->dev.split) */
 #define NN_DEVICE_SPLIT_LAYER_TYPES \

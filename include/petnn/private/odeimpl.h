@@ -81,7 +81,8 @@ typedef struct {
   PetscInt  s;                                          /* stages (0: this configuration runs the double passes) */
   PetscReal a[NN_ODE_MAX_STAGES * NN_ODE_MAX_STAGES], b[NN_ODE_MAX_STAGES], c[NN_ODE_MAX_STAGES];
   PetscInt  m, mpass;    /* entries of a state array (the batch capacity), and those a pass computes */
-  PetscInt *clen, slot;  /* entries of child c's output; of one stage's data (Y_i and every child's output) */
+  PetscInt *clen, slot;  /* entries of child c's output; of one stage's data (Y_i, [Y_i, t], every child's output) */
+  PetscInt  mt;          /* entries of f's input [Y_i, t] per stage with -<block>_time_input (else 0) */
   float    *u;           /* the states u_0..u_kend */
   float    *stages;      /* stage data of every step (stored activations) or of one step (evaluated again) */
   float    *work;        /* the adjoint's arrays */
