@@ -6,11 +6,40 @@
             uploaded into a device array the layer's pointers are moved to; for backward a zeroed whole gradient too;
      end    (backward) the rank's piece of the whole gradient is added into its piece of the device gradient by a
             device kernel per tensor (no host round trip: the activations are replicated on the layer's ranks, so the
-            whole gradient is the same on all of them); the whole arrays are freed, as on the CPU.
+            whole gradient is the same on all of them).
+   The whole arrays are two device scratch arrays shared by all sharded layers (one layer is whole at a time, as on
+   the CPU, where they are freed after each pass), grown to the largest layer and freed at PetscFinalize(): cudaMalloc
+   and cudaFree for every pass would synchronize the device.
    NNLayerForwardDevice() and NNLayerBackwardDevice() run a layer's device pass with this around it when it is sharded.
 */
 #include <petnn/private/cudaimpl.h>
 #include <petnn/private/partitiondevice.h>
+
+static void  *NNShardScratch[2]      = {NULL, NULL}; /* the whole parameters, the whole gradient */
+static size_t NNShardScratchBytes[2] = {0, 0};
+
+static PetscErrorCode NNShardScratchFree(void)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < 2; i++) {
+    PetscCall(NNCUDAFree(&NNShardScratch[i]));
+    NNShardScratchBytes[i] = 0;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode NNShardScratchGet(int i, size_t bytes, void **p)
+{
+  PetscFunctionBegin;
+  if (NNShardScratchBytes[i] < bytes) {
+    if (!NNShardScratch[0] && !NNShardScratch[1]) PetscCall(PetscRegisterFinalize(NNShardScratchFree));
+    PetscCall(NNCUDAFree(&NNShardScratch[i]));
+    PetscCall(NNCUDAMalloc(bytes, &NNShardScratch[i]));
+    NNShardScratchBytes[i] = bytes;
+  }
+  *p = NNShardScratch[i];
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode NNLayerShardBeginDevice(NNLayer l, PetscBool backward)
 {
@@ -27,14 +56,14 @@ PetscErrorCode NNLayerShardBeginDevice(NNLayer l, PetscBool backward)
   if (np) NNCallCUDA(cudaMemcpyAsync(piece, l->dev.theta, np * es, cudaMemcpyDeviceToHost, s));
   NNCallCUDA(cudaStreamSynchronize(s));
   PetscCall(NNLayerShardGather(l, piece, whole, p == NN_PRECISION_SINGLE ? MPI_FLOAT : MPI_DOUBLE));
-  PetscCall(NNCUDAMalloc(PetscMax(gp, 1) * es, &l->part.devfull));
+  PetscCall(NNShardScratchGet(0, PetscMax(gp, 1) * es, &l->part.devfull));
   if (gp) NNCallCUDA(cudaMemcpyAsync(l->part.devfull, whole, gp * es, cudaMemcpyHostToDevice, s));
   NNCallCUDA(cudaStreamSynchronize(s)); /* the host copies are freed next */
   PetscCall(PetscFree2(piece, whole));
   l->part.devtheta0 = l->dev.theta;
   l->dev.theta      = l->part.devfull;
   if (backward) {
-    PetscCall(NNCUDAMalloc(PetscMax(gp, 1) * es, &l->part.devdfull));
+    PetscCall(NNShardScratchGet(1, PetscMax(gp, 1) * es, &l->part.devdfull));
     if (gp) NNCallCUDA(cudaMemsetAsync(l->part.devdfull, 0, gp * es, s));
     l->part.devdtheta0 = l->dev.dtheta;
     l->dev.dtheta      = l->part.devdfull;
@@ -61,9 +90,9 @@ PetscErrorCode NNLayerShardEndDevice(NNLayer l, PetscBool backward)
       if (t->kind != NN_TENSOR_PARAM || !t->size) continue;
       NNCallCUDA(NNCUDAAxpy(single, (size_t)t->size, 1.0, src, (char *)l->dev.dtheta + (size_t)t->offset * es, s));
     }
-    PetscCall(NNCUDAFree(&l->part.devdfull));
+    l->part.devdfull = NULL;
   }
-  PetscCall(NNCUDAFree(&l->part.devfull));
+  l->part.devfull = NULL; /* the scratch stays for the next sharded layer */
   PetscFunctionReturn(0);
 }
 
