@@ -10,6 +10,7 @@ static char help[] = "Model-parallel convolutions (-<layer>_partition filters|ch
                      "                  split channel sums round differently: up to about 2e-12 measured)\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntestpartition.h"
 
 #define NB 4 /* batch */
 
@@ -159,35 +160,6 @@ static PetscErrorCode TestLayerAdjoint(const char name[])
   PetscFunctionReturn(0);
 }
 
-/* max |a - b| / max |b| of a partitioned network's array gathered to the full layout against a replicated one's */
-static PetscErrorCode CompareGathered(NN part, Vec a, Vec b, PetscReal *err)
-{
-  const PetscScalar *pa, *pb;
-  PetscScalar       *full = NULL;
-  PetscInt           n;
-  PetscReal          e = 0, m = 0;
-  PetscMPIInt        rank;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(VecGetSize(b, &n));
-  PetscCheck(n == part->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, part->part.np, n);
-  if (!rank) PetscCall(PetscMalloc1(n, &full));
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(NNPartitionGather(part, NN_TENSOR_PARAM, pa, full)); /* to rank 0 of the model ranks: world rank 0 */
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  for (PetscInt i = 0; !rank && i < n; i++) {
-    e = PetscMax(e, PetscAbsScalar(full[i] - pb[i]));
-    m = PetscMax(m, PetscAbsScalar(pb[i]));
-  }
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(PetscFree(full));
-  *err = e / PetscMax(m, 1e-300);
-  PetscCallMPI(MPI_Bcast(err, 1, MPIU_REAL, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode FillBatch(NN net, Vec *x, Vec *t)
 {
   PetscScalar *a;
@@ -223,17 +195,17 @@ static PetscErrorCode TestCheckpoints(NN P, NN R, const Config *cp, const Config
   PetscCall(NNCheckpointLoad(P2, "model_parallel_conv_r.h5"));
   PetscCall(NNGetParameters(P, &a));
   PetscCall(NNGetParameters(R2, &b));
-  PetscCall(CompareGathered(P, a, b, &err));
+  PetscCall(NNTestCompareGathered(P, a, b, &err));
   PetscCall(Report("partitioned checkpoint loads into the replicated network", err, 0.0));
   PetscCall(NNGetParameters(P2, &a));
   PetscCall(NNGetParameters(R, &b));
-  PetscCall(CompareGathered(P2, a, b, &err));
+  PetscCall(NNTestCompareGathered(P2, a, b, &err));
   PetscCall(Report("replicated checkpoint loads into the partitioned network", err, 0.0));
   PetscCall(NNGetOpt(P2, &o2));
   PetscCall(NNGetOpt(R, &orr));
   PetscCall(NNOptGetState(o2, 0, NULL, &a));
   PetscCall(NNOptGetState(orr, 0, NULL, &b));
-  PetscCall(CompareGathered(P2, a, b, &err));
+  PetscCall(NNTestCompareGathered(P2, a, b, &err));
   PetscCall(Report("optimizer state moves with the checkpoint", err, 0.0));
   PetscCall(NNDestroy(&P2));
   PetscCall(NNDestroy(&R2));
@@ -258,7 +230,7 @@ static PetscErrorCode TestNetworkEquality(PetscInt M, PetscInt nd)
   PetscCall(FillBatch(R, &x, &t));
   PetscCall(NNGetParameters(P, &tp));
   PetscCall(NNGetParameters(R, &tr));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("initial weights equal the replicated network's", err, 0.0));
   PetscCall(NNGradientCheck(P, NB, x, t, 1e-6, NULL, NULL)); /* finite differences of the partitioned network */
   PetscCall(NNGetOpt(P, &op));
@@ -270,14 +242,14 @@ static PetscErrorCode TestNetworkEquality(PetscInt M, PetscInt nd)
     if (!step) {
       PetscCall(NNGetGradient(P, &gp));
       PetscCall(NNGetGradient(R, &gr));
-      PetscCall(CompareGathered(P, gp, gr, &err));
+      PetscCall(NNTestCompareGathered(P, gp, gr, &err));
       PetscCall(Report("gradient equals the replicated network's", err, 1e-12));
     }
     PetscCall(NNOptStep(op, tp, gp));
     PetscCall(NNOptStep(orr, tr, gr));
   }
   PetscCall(Report("loss of 20 Adam steps equals the replicated network's", worst, steptol));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("weights after 20 Adam steps equal the replicated network's", err, steptol));
   PetscCall(TestCheckpoints(P, R, &cp, &cr));
   PetscCall(VecDestroy(&x));
@@ -353,7 +325,7 @@ static PetscErrorCode TestDataGroups(PetscInt D, PetscInt M)
   PetscCall(TrainOn(&cr, file, &R));
   PetscCall(NNGetParameters(P, &a));
   PetscCall(NNGetParameters(R, &b));
-  PetscCall(CompareGathered(P, a, b, &err));
+  PetscCall(NNTestCompareGathered(P, a, b, &err));
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %" PetscInt_FMT " data groups x %" PetscInt_FMT " model ranks\n", D, M));
   PetscCall(Report("data groups x model ranks train as the replicated network", err, 1e-10));
   PetscCall(NNDestroy(&P));

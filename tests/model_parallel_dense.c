@@ -5,6 +5,7 @@ static char help[] = "Model-parallel dense layers (-<layer>_partition rows|colum
                      "  -verbose   print the measured errors\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntestpartition.h"
 #include <petsctao.h>
 
 static PetscBool verbose = PETSC_FALSE;
@@ -175,35 +176,6 @@ static PetscErrorCode TestLayerAdjoint(const char name[])
   PetscFunctionReturn(0);
 }
 
-/* max |a - b| / max |b| of a partitioned network's array gathered to the full layout against a replicated one's */
-static PetscErrorCode CompareGathered(NN part, Vec a, Vec b, PetscReal *err)
-{
-  const PetscScalar *pa, *pb;
-  PetscScalar       *full = NULL;
-  PetscInt           n;
-  PetscReal          e = 0, m = 0;
-  PetscMPIInt        rank;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(VecGetSize(b, &n));
-  PetscCheck(n == part->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, part->part.np, n);
-  PetscCall(PetscMalloc1(n, &full)); /* gathered on rank 0 of each layer communicator (data groups: several) */
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(NNPartitionGather(part, NN_TENSOR_PARAM, pa, full));
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  for (PetscInt i = 0; !rank && i < n; i++) {
-    e = PetscMax(e, PetscAbsScalar(full[i] - pb[i]));
-    m = PetscMax(m, PetscAbsScalar(pb[i]));
-  }
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(PetscFree(full));
-  *err = e / PetscMax(m, 1e-300);
-  PetscCallMPI(MPI_Bcast(err, 1, MPIU_REAL, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode FillBatch(NN net, Vec *x, Vec *t)
 {
   PetscScalar *a;
@@ -238,7 +210,7 @@ static PetscErrorCode TestNetworkEquality(void)
   PetscCall(FillBatch(R, &x, &t));
   PetscCall(NNGetParameters(P, &tp));
   PetscCall(NNGetParameters(R, &tr));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("initial weights equal the replicated network's", err, 0.0));
   PetscCall(NNGradientCheck(P, 6, x, t, 1e-6, NULL, NULL)); /* finite differences of the partitioned network */
   PetscCall(NNGetOpt(P, &op));
@@ -250,14 +222,14 @@ static PetscErrorCode TestNetworkEquality(void)
     if (!step) {
       PetscCall(NNGetGradient(P, &gp));
       PetscCall(NNGetGradient(R, &gr));
-      PetscCall(CompareGathered(P, gp, gr, &err));
+      PetscCall(NNTestCompareGathered(P, gp, gr, &err));
       PetscCall(Report("gradient equals the replicated network's", err, 1e-12));
     }
     PetscCall(NNOptStep(op, tp, gp));
     PetscCall(NNOptStep(orr, tr, gr));
   }
   PetscCall(Report("loss of 20 Adam steps equals the replicated network's", worst, 1e-12));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("weights after 20 Adam steps equal the replicated network's", err, 1e-12));
 
   /* checkpoints: partitioned -> replicated and replicated -> partitioned, optimizer state included */
@@ -271,15 +243,15 @@ static PetscErrorCode TestNetworkEquality(void)
     Vec   a, b;
     NNOpt o2;
     PetscCall(NNGetParameters(R2, &b));
-    PetscCall(CompareGathered(P, tp, b, &err));
+    PetscCall(NNTestCompareGathered(P, tp, b, &err));
     PetscCall(Report("partitioned checkpoint loads into the replicated network", err, 0.0));
     PetscCall(NNGetParameters(P2, &a));
-    PetscCall(CompareGathered(P2, a, tr, &err));
+    PetscCall(NNTestCompareGathered(P2, a, tr, &err));
     PetscCall(Report("replicated checkpoint loads into the partitioned network", err, 0.0));
     PetscCall(NNGetOpt(P2, &o2));
     PetscCall(NNOptGetState(o2, 0, NULL, &a));
     PetscCall(NNOptGetState(orr, 0, NULL, &b));
-    PetscCall(CompareGathered(P2, a, b, &err));
+    PetscCall(NNTestCompareGathered(P2, a, b, &err));
     PetscCall(Report("optimizer state moves with the checkpoint", err, 0.0));
   }
   PetscCall(VecDestroy(&x));
@@ -355,7 +327,7 @@ static PetscErrorCode TestTao(void)
   }
   PetscCall(NNGetParameters(P, &tp));
   PetscCall(NNGetParameters(R, &tr));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("TAO lmvm on the distributed parameter Vec follows the replicated network", err, 1e-10));
   for (PetscInt k = 0; k < 2; k++) PetscCall(TaoDestroy(&tao[k]));
   PetscCall(NNDataDestroy(&data));
@@ -389,7 +361,7 @@ static PetscErrorCode TestTrain(void)
   }
   PetscCall(NNGetParameters(P, &tp));
   PetscCall(NNGetParameters(R, &tr));
-  PetscCall(CompareGathered(P, tp, tr, &err));
+  PetscCall(NNTestCompareGathered(P, tp, tr, &err));
   PetscCall(Report("NNTrain of the partitioned and sharded network follows the replicated network", err, 1e-12));
   PetscCall(NNDataDestroy(&data));
   PetscCall(NNDestroy(&P));

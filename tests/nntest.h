@@ -130,3 +130,22 @@ static inline PetscErrorCode NNTestPassDestroy(NNTestPass *r)
   PetscCall(VecDestroy(&r->g));
   PetscFunctionReturn(0);
 }
+
+/* *same: a and b hold the same entries bitwise on every rank (collective on PETSC_COMM_WORLD) */
+static inline PetscErrorCode NNTestVecsEqual(Vec a, Vec b, PetscBool *same)
+{
+  const PetscScalar *pa, *pb;
+  PetscInt           n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(a, &n));
+  PetscCall(VecGetArrayRead(a, &pa));
+  PetscCall(VecGetArrayRead(b, &pb));
+  *same = PETSC_TRUE;
+  for (PetscInt i = 0; i < n; i++)
+    if (pa[i] != pb[i]) *same = PETSC_FALSE;
+  PetscCall(VecRestoreArrayRead(a, &pa));
+  PetscCall(VecRestoreArrayRead(b, &pb));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscFunctionReturn(0);
+}

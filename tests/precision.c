@@ -64,24 +64,6 @@ static PetscErrorCode Run(NN net, Vec x, Vec t, const NNRandom *rng, Vec buf0, R
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
-{
-  const PetscScalar *pa, *pb;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(a, &n));
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  *same = PETSC_TRUE;
-  for (PetscInt i = 0; i < n; i++)
-    if (pa[i] != pb[i]) *same = PETSC_FALSE;
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 /* the layer types that must run float passes of their own (not their double passes on converted activations) */
 static PetscErrorCode CheckFloatPasses(NN net, const char label[])
 {
@@ -224,9 +206,9 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   /* back to double: the first results exactly (the switch kept the parameters and touched nothing else) */
   PetscCall(NNSetPrecision(net, NN_PRECISION_DOUBLE));
   PetscCall(Run(net, x, t, &rng0, buf0, &rd2));
-  PetscCall(Same(rd.y, rd2.y, &same[0]));
-  PetscCall(Same(rd.dx, rd2.dx, &same[1]));
-  PetscCall(Same(rd.g, rd2.g, &same[2]));
+  PetscCall(NNTestVecsEqual(rd.y, rd2.y, &same[0]));
+  PetscCall(NNTestVecsEqual(rd.dx, rd2.dx, &same[1]));
+  PetscCall(NNTestVecsEqual(rd.g, rd2.g, &same[2]));
   PetscCheck(rd.L == rd2.L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: double after single differs from double before", c->label);
 
   PetscCall(NNTestPassDestroy(&rd));
@@ -455,9 +437,9 @@ static PetscErrorCode CheckpointsBitwise(Ctx *ctx)
       PetscCheck(blk->ops->forwardsingle && blk->ops->backwardsingle, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "ode checkpoints case %d: the block has no float passes", (int)k);
       PetscCall(Run(net[p], x, t, &rng0, buf0, &r[p]));
     }
-    PetscCall(Same(r[0].y, r[1].y, &same[0]));
-    PetscCall(Same(r[0].dx, r[1].dx, &same[1]));
-    PetscCall(Same(r[0].g, r[1].g, &same[2]));
+    PetscCall(NNTestVecsEqual(r[0].y, r[1].y, &same[0]));
+    PetscCall(NNTestVecsEqual(r[0].dx, r[1].dx, &same[1]));
+    PetscCall(NNTestVecsEqual(r[0].g, r[1].g, &same[2]));
     PetscCheck(r[0].L == r[1].L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "ode checkpoints case %d: float passes with %" PetscInt_FMT " checkpoints differ from those without (loss %g vs %g)", (int)k, ode_checkpoints_K[k],
                (double)r[1].L, (double)r[0].L);
     for (int p = 0; p < 2; p++) {

@@ -12,6 +12,7 @@ static char help[] = "Model-parallel layers in single precision (-nn_precision s
                      "  -print_errors     print the measured differences (not stable output)\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntestpartition.h"
 #include "nntest.h"
 #include <float.h>
 
@@ -131,54 +132,6 @@ static PetscErrorCode Build(const Case *c, const char prefix[], PetscBool partit
   PetscFunctionReturn(0);
 }
 
-/* max |a - b| / max |b| of the partitioned network's parameter-sized array gathered to the full layout against the
-   replicated one's (rank 0 compares) */
-static PetscErrorCode CompareGathered(NN part, Vec a, Vec b, PetscReal *err)
-{
-  const PetscScalar *pa, *pb;
-  PetscScalar       *full = NULL;
-  PetscInt           n;
-  PetscReal          e = 0, m = 0;
-  PetscMPIInt        rank;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(VecGetSize(b, &n));
-  PetscCheck(n == part->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, part->part.np, n);
-  if (!rank) PetscCall(PetscMalloc1(n, &full));
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(NNPartitionGather(part, NN_TENSOR_PARAM, pa, full));
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  for (PetscInt i = 0; !rank && i < n; i++) {
-    e = PetscMax(e, PetscAbsScalar(full[i] - pb[i]));
-    m = PetscMax(m, PetscAbsScalar(pb[i]));
-  }
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(PetscFree(full));
-  *err = e / PetscMax(m, 1e-300);
-  PetscCallMPI(MPI_Bcast(err, 1, MPIU_REAL, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode Same(Vec a, Vec b, PetscBool *same)
-{
-  const PetscScalar *pa, *pb;
-  PetscInt           n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(a, &n));
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  *same = PETSC_TRUE;
-  for (PetscInt i = 0; i < n; i++)
-    if (pa[i] != pb[i]) *same = PETSC_FALSE;
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 /* every split layer runs its own float passes (not its double passes on converted activations) */
 static PetscErrorCode CheckFloatPasses(NN net, const char label[])
 {
@@ -286,7 +239,7 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   }
   PetscCall(NNTestRelDiff(rr.dx, rs.dx, &e));
   PetscCall(Check(ctx, c->label, "partitioned vs replicated (single): input gradient", e, ctx->ranktol));
-  PetscCall(CompareGathered(P, rs.g, rr.g, &e));
+  PetscCall(NNTestCompareGathered(P, rs.g, rr.g, &e));
   PetscCall(Check(ctx, c->label, "partitioned vs replicated (single): parameter gradient", e, ctx->ranktol));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: partitioned vs replicated in single precision <= %g PASSED\n", c->label, (double)ctx->ranktol));
 
@@ -297,9 +250,9 @@ static PetscErrorCode RunCase(Ctx *ctx, PetscInt k, const Case *c)
   /* back to double: the first results exactly */
   PetscCall(NNSetPrecision(P, NN_PRECISION_DOUBLE));
   PetscCall(NNTestPassRun(P, NN_DEVICE_CPU, NB, x, t, &rd2));
-  PetscCall(Same(rd.y, rd2.y, &same[0]));
-  PetscCall(Same(rd.dx, rd2.dx, &same[1]));
-  PetscCall(Same(rd.g, rd2.g, &same[2]));
+  PetscCall(NNTestVecsEqual(rd.y, rd2.y, &same[0]));
+  PetscCall(NNTestVecsEqual(rd.dx, rd2.dx, &same[1]));
+  PetscCall(NNTestVecsEqual(rd.g, rd2.g, &same[2]));
   PetscCheck(rd.L == rd2.L && same[0] && same[1] && same[2], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: double after single differs from double before", c->label);
 
   PetscCall(NNSetPrecision(P, NN_PRECISION_SINGLE));
