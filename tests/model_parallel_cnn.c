@@ -5,6 +5,7 @@ static char help[] = "A CNN with a spatially split trunk (DMDA convolutions and 
                      "  -verbose   print the measured differences\n\n";
 
 #include <petnn/private/nnimpl.h>
+#include "nntestpartition.h"
 
 static PetscBool verbose = PETSC_FALSE;
 
@@ -63,35 +64,6 @@ static PetscErrorCode Build(MPI_Comm comm, const char prefix[], PetscInt part, N
   PetscFunctionReturn(0);
 }
 
-/* max |a - b| / max |b| with a gathered from the distributed network's pieces (rank 0 compares, all learn it) */
-static PetscErrorCode CompareParams(NN dist, Vec a, Vec b, PetscReal *err)
-{
-  const PetscScalar *pa, *pb;
-  PetscScalar       *full = NULL;
-  PetscInt           n;
-  PetscReal          e = 0, m = 0;
-  PetscMPIInt        rank;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(VecGetSize(b, &n));
-  PetscCheck(n == dist->part.np, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Full layouts differ: %" PetscInt_FMT " vs %" PetscInt_FMT, dist->part.np, n);
-  PetscCall(PetscMalloc1(n, &full)); /* gathered on rank 0 of each layer communicator (data groups: several) */
-  PetscCall(VecGetArrayRead(a, &pa));
-  PetscCall(NNPartitionGather(dist, NN_TENSOR_PARAM, pa, full));
-  PetscCall(VecRestoreArrayRead(a, &pa));
-  PetscCall(VecGetArrayRead(b, &pb));
-  for (PetscInt i = 0; !rank && i < n; i++) {
-    e = PetscMax(e, PetscAbsScalar(full[i] - pb[i]));
-    m = PetscMax(m, PetscAbsScalar(pb[i]));
-  }
-  PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(PetscFree(full));
-  *err = e / PetscMax(m, 1e-300);
-  PetscCallMPI(MPI_Bcast(err, 1, MPIU_REAL, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 /* the distributed network (part 1 or 2) against a serial copy: 20 Adam steps, then its checkpoint */
 static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
 {
@@ -108,7 +80,7 @@ static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
   if (verbose) PetscCall(NNView(dist, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(NNGetParameters(dist, &thd));
   PetscCall(NNGetParameters(ser, &ths));
-  PetscCall(CompareParams(dist, thd, ths, &err));
+  PetscCall(NNTestCompareGathered(dist, thd, ths, &err));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: initial weights equal the serial copy's", mode));
   PetscCall(Report(what, err, 0.0));
   PetscCall(NNGetOpt(dist, &od));
@@ -121,7 +93,7 @@ static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
     PetscCall(NNGetGradient(dist, &gd));
     PetscCall(NNGetGradient(ser, &gs));
     if (!step) {
-      PetscCall(CompareParams(dist, gd, gs, &err));
+      PetscCall(NNTestCompareGathered(dist, gd, gs, &err));
       PetscCall(PetscSNPrintf(what, sizeof(what), "%s: gradient equals the serial copy's", mode));
       PetscCall(Report(what, err, 1e-12));
     }
@@ -130,7 +102,7 @@ static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
   }
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: loss of each of 20 Adam steps equals the serial copy's", mode));
   PetscCall(Report(what, worst, 1e-12));
-  PetscCall(CompareParams(dist, thd, ths, &err));
+  PetscCall(NNTestCompareGathered(dist, thd, ths, &err));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: weights after 20 steps equal the serial copy's", mode));
   PetscCall(Report(what, err, 1e-12));
 
@@ -139,7 +111,7 @@ static PetscErrorCode Compare(PetscInt part, Vec x, Vec t)
   PetscCall(Build(PETSC_COMM_SELF, "ser_", 0, &ser2));
   PetscCall(NNCheckpointLoad(ser2, "model_parallel_cnn.h5"));
   PetscCall(NNGetParameters(ser2, &th2));
-  PetscCall(CompareParams(dist, thd, th2, &err));
+  PetscCall(NNTestCompareGathered(dist, thd, th2, &err));
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s: checkpoint loads into a serial network", mode));
   PetscCall(Report(what, err, 0.0));
   PetscCall(NNDestroy(&dist));

@@ -1,5 +1,5 @@
 /* A helper shared by the test programs of model parallelism (tests/model_parallel_*.c, tests/precision_model_parallel.c):
-   a partitioned network's parameter-sized array against a replicated network's. Header-only, static inline, as
+   a partitioned network's parameter-sized array against a replicated (or serial) network's. Header-only, static inline, as
    tests/nntest.h. */
 #pragma once
 #include <petnn/private/nnimpl.h>
