@@ -35,6 +35,13 @@ PETSC_INTERN PetscErrorCode NNCUDAGemm(NNPrecision, PetscBool, cublasOperation_t
 PETSC_INTERN PetscErrorCode NNCUDAMalloc(size_t, void **);
 PETSC_INTERN PetscErrorCode NNCUDAFree(void **);
 PETSC_INTERN PetscErrorCode NNCUDAMallocHost(size_t, const char[], void **); /* page-locked; the string names the use in errors */
+/* grow-only page-locked stages, one per use, freed at PetscFinalize() (src/sys/cuda/device_cuda.c) */
+typedef enum {
+  NN_CUDA_STAGE_ALLREDUCE, /* NNDeviceAllreduceSum() */
+  NN_CUDA_STAGE_PARTITION, /* the model-parallel all-gathers (partitionops_cuda.c) */
+  NN_CUDA_STAGE_COUNT
+} NNCUDAStage;
+PETSC_INTERN PetscErrorCode NNCUDAGetHostStage(NNCUDAStage, size_t, const char[], void **);
 PETSC_INTERN PetscErrorCode NNCUDAFreeHost(void **);
 
 /* ---------------------------------------------------------------- a network's device arrays (src/nn/interface/nndevice_cuda.c) */

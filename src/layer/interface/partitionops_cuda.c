@@ -5,35 +5,11 @@
      all-gather  the rank's columns downloaded into a page-locked stage, MPI_Allgatherv on the host (MPI need not be
                  CUDA-aware), every rank's block uploaded into its columns;
      sum         NNDeviceAllreduceSum() (src/layer/interface/spatialhalo_cuda.c).
-   The stage is shared by all layers (one pass at a time), grown on demand and freed at PetscFinalize().
+   The stage is shared by all layers (one pass at a time): NNCUDAGetHostStage(NN_CUDA_STAGE_PARTITION).
    tests/cuda_model_parallel.c checks the layers that use them against their CPU passes.
 */
 #include <petnn/private/cudaimpl.h>
 #include <petnn/private/partitiondevice.h>
-
-static void  *NNPartStage      = NULL;
-static size_t NNPartStageBytes = 0;
-
-static PetscErrorCode NNPartStageFree(void)
-{
-  PetscFunctionBegin;
-  PetscCall(NNCUDAFreeHost(&NNPartStage));
-  NNPartStageBytes = 0;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode NNPartStageGet(size_t bytes, void **stage)
-{
-  PetscFunctionBegin;
-  if (NNPartStageBytes < bytes) {
-    if (!NNPartStage) PetscCall(PetscRegisterFinalize(NNPartStageFree));
-    PetscCall(NNCUDAFreeHost(&NNPartStage));
-    PetscCall(NNCUDAMallocHost(bytes, "staging of a model-parallel all-gather", &NNPartStage));
-    NNPartStageBytes = bytes;
-  }
-  *stage = NNPartStage;
-  PetscFunctionReturn(0);
-}
 
 /*
    NNDevicePartColumnsTake - local[r][j] = full[r][dsp_me + j] for rows < n on device arrays of precision prec (leading
@@ -68,7 +44,7 @@ PetscErrorCode NNDevicePartColumnsAllgather(NNPartColumns *p, NNPrecision prec, 
   if (!n) PetscFunctionReturn(0);
   PetscCall(NNParallelRegisterEvents());
   PetscCall(PetscLogEventBegin(NN_PartGather, 0, 0, 0, 0));
-  PetscCall(NNPartStageGet((size_t)n * p->ncol * es, (void **)&stage));
+  PetscCall(NNCUDAGetHostStage(NN_CUDA_STAGE_PARTITION, (size_t)n * p->ncol * es, "staging of a model-parallel all-gather", (void **)&stage));
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(PetscMalloc2(p->size, &cnt, p->size, &dsp));
   for (PetscMPIInt q = 0; q < p->size; q++) { /* rank q's block: [n][cnt_q] from n * dsp_q */

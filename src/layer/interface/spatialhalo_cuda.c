@@ -336,40 +336,25 @@ PetscErrorCode NNSpatialHaloDeviceCorners(NNSpatialHalo *h, PetscInt nd, const i
 }
 
 /* d[0..n) summed over comm in place (precision prec), staged through page-locked host memory kept until PetscFinalize() */
-static void  *NNAllreduceStage      = NULL;
-static size_t NNAllreduceStageBytes = 0;
-
-static PetscErrorCode NNAllreduceStageFree(void)
-{
-  PetscFunctionBegin;
-  PetscCall(NNCUDAFreeHost(&NNAllreduceStage));
-  NNAllreduceStageBytes = 0;
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode NNDeviceAllreduceSum(MPI_Comm comm, NNPrecision prec, void *d, size_t n)
 {
   size_t       es = prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
   cudaStream_t s;
   PetscMPIInt  cnt, size;
+  void        *stage;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   if (size == 1 || !n) PetscFunctionReturn(0);
   PetscCall(NNDevHaloEvent());
-  if (NNAllreduceStageBytes < n * es) {
-    if (!NNAllreduceStage) PetscCall(PetscRegisterFinalize(NNAllreduceStageFree));
-    PetscCall(NNCUDAFreeHost(&NNAllreduceStage));
-    PetscCall(NNCUDAMallocHost(n * es, "staging of a sum over ranks", &NNAllreduceStage));
-    NNAllreduceStageBytes = n * es;
-  }
+  PetscCall(NNCUDAGetHostStage(NN_CUDA_STAGE_ALLREDUCE, n * es, "staging of a sum over ranks", &stage));
   PetscCall(PetscMPIIntCast((PetscInt)n, &cnt));
   PetscCall(NNCUDAGetStream(&s));
   PetscCall(PetscLogEventBegin(NN_DevHalo, 0, 0, 0, 0));
-  NNCallCUDA(cudaMemcpyAsync(NNAllreduceStage, d, n * es, cudaMemcpyDeviceToHost, s));
+  NNCallCUDA(cudaMemcpyAsync(stage, d, n * es, cudaMemcpyDeviceToHost, s));
   NNCallCUDA(cudaStreamSynchronize(s));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, NNAllreduceStage, cnt, prec == NN_PRECISION_SINGLE ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, comm));
-  NNCallCUDA(cudaMemcpyAsync(d, NNAllreduceStage, n * es, cudaMemcpyHostToDevice, s));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, stage, cnt, prec == NN_PRECISION_SINGLE ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, comm));
+  NNCallCUDA(cudaMemcpyAsync(d, stage, n * es, cudaMemcpyHostToDevice, s));
   NNCallCUDA(cudaStreamSynchronize(s)); /* the stage is free again */
   PetscCall(PetscLogEventEnd(NN_DevHalo, 0, 0, 0, 0));
   PetscFunctionReturn(0);

@@ -124,6 +124,41 @@ PetscErrorCode NNCUDAFree(void **p)
   PetscFunctionReturn(0);
 }
 
+/* grow-only page-locked stages, one per use (NNCUDAStage), kept until PetscFinalize() */
+static void  *NNCUDAStages[NN_CUDA_STAGE_COUNT];
+static size_t NNCUDAStageBytes[NN_CUDA_STAGE_COUNT];
+
+static PetscErrorCode NNCUDAStagesFree(void)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < NN_CUDA_STAGE_COUNT; i++) {
+    PetscCall(NNCUDAFreeHost(&NNCUDAStages[i]));
+    NNCUDAStageBytes[i] = 0;
+  }
+  PetscFunctionReturn(0);
+}
+
+/*
+   NNCUDAGetHostStage - a page-locked host buffer of at least bytes for the use which (one buffer per use, grown on
+   demand, freed at PetscFinalize()); what names the use in an allocation error. The caller waits for its transfers
+   before the next use.
+*/
+PetscErrorCode NNCUDAGetHostStage(NNCUDAStage which, size_t bytes, const char what[], void **p)
+{
+  static PetscBool registered = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (NNCUDAStageBytes[which] < bytes) {
+    if (!registered) PetscCall(PetscRegisterFinalize(NNCUDAStagesFree));
+    registered = PETSC_TRUE;
+    PetscCall(NNCUDAFreeHost(&NNCUDAStages[which]));
+    PetscCall(NNCUDAMallocHost(bytes, what, &NNCUDAStages[which]));
+    NNCUDAStageBytes[which] = bytes;
+  }
+  *p = NNCUDAStages[which];
+  PetscFunctionReturn(0);
+}
+
 /* page-locked host memory (staging of transfers); what names the use in the error */
 PetscErrorCode NNCUDAMallocHost(size_t bytes, const char what[], void **p)
 {
