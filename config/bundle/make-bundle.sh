@@ -63,7 +63,7 @@ version=$(sed -n 's/^project(PetNN VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists
 name=petnn-${version:-0}-linux-x86_64
 stage=$out/$name
 rm -rf "$stage"
-mkdir -p "$stage"/{bin,lib/openmpi3,lib/pmix,lib/hwloc,share/openmpi,share/pmix,share/petsc,etc,examples,tests/bin,testdefs}
+mkdir -p "$stage"/{bin,lib/openmpi3,lib/pmix,lib/hwloc,share/openmpi,share/pmix,share/petsc,etc,examples,bench,tests/bin,testdefs}
 log=$out/$name.log
 : >"$log"
 
@@ -71,10 +71,11 @@ is_elf() { [ -f "$1" ] && [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' 
 
 # ------------------------------------------------------------------ PetNN itself
 cp -a "$build"/libpetnn.so* "$stage/lib/"
-for f in "$build"/examples/*; do is_elf "$f" && [ -x "$f" ] && cp "$f" "$stage/bin/"; done
+for f in "$build"/examples/* "$build"/bench/*; do is_elf "$f" && [ -x "$f" ] && cp "$f" "$stage/bin/"; done
 for f in "$build"/tests/*; do is_elf "$f" && [ -x "$f" ] && cp "$f" "$stage/tests/bin/"; done
 cp "$root"/examples/*.opts "$root"/examples/*.yaml "$stage/examples/"
 cp -r "$root/examples/output" "$stage/examples/"
+cp -r "$root/bench/output" "$stage/bench/"
 cp -r "$root/tests/output" "$root/tests/data" "$stage/tests/"
 rm -f "$stage"/tests/data/*.c
 # harness descriptors of the test cases that run a compiled program (no python command:, no

@@ -47,8 +47,8 @@ run_case() { # $1: descriptor; runs every run of the case, returns 0 when all pa
     *)     exe=$bundle/bin/$(basename "$T_SOURCE" .c) ;;
   esac
   rm -rf "${scratch:?}"/*
-  # a mirror of tests/ and examples/: symlinks to the bundle's files, the case's directory real
-  for dir in tests examples; do
+  # a mirror of tests/, examples/ and bench/: symlinks to the bundle's files, the case's directory real
+  for dir in tests examples bench; do
     mkdir -p "$scratch/$dir"
     for f in "$bundle/$dir"/*; do
       case "$(basename "$f")" in bin|output) continue ;; esac

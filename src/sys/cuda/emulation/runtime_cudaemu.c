@@ -55,6 +55,12 @@ cudaError_t cudaSetDevice(int d)
   return d == 0 ? cudaSuccess : NNEmuFail(cudaErrorInvalidValue, "cudaSetDevice(): the emulation has device 0 only", NULL, NULL);
 }
 
+cudaError_t cudaGetDevice(int *d)
+{
+  *d = 0;
+  return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int d)
 {
   (void)d;
@@ -227,6 +233,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
   (void)s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
   return cudaSuccess;
 }
 

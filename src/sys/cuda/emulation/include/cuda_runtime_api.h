@@ -51,6 +51,7 @@ struct dim3 {
 
 cudaError_t cudaGetDeviceCount(int *);
 cudaError_t cudaSetDevice(int);
+cudaError_t cudaGetDevice(int *);
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *, int);
 const char *cudaGetErrorName(cudaError_t);
 const char *cudaGetErrorString(cudaError_t);
@@ -66,6 +67,7 @@ cudaError_t cudaMemsetAsync(void *, int, size_t, cudaStream_t);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *, unsigned);
 cudaError_t cudaStreamDestroy(cudaStream_t);
 cudaError_t cudaStreamSynchronize(cudaStream_t);
+cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaEventCreate(cudaEvent_t *);
 cudaError_t cudaEventDestroy(cudaEvent_t);
 cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t);
