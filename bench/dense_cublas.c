@@ -18,24 +18,12 @@ static char help[] = "Dense layers on the CUDA device against cuBLAS alone, shap
 
 #include <petnn/private/layerimpl.h>
 #if defined(PETNN_HAVE_CUDA)
-  #include <cuda_runtime_api.h>
-  #include <cublas_v2.h>
+  #include <petnn/private/cudaimpl.h> /* NNCallCUDA(), NNCallCUBLAS(); this program calls none of its PETSC_INTERN functions */
 #endif
 
 #define MAX_SHAPES 32
 
 #if defined(PETNN_HAVE_CUDA)
-  #define CallCUDA(...) \
-    do { \
-      cudaError_t e_ = (__VA_ARGS__); \
-      PetscCheck(e_ == cudaSuccess, PETSC_COMM_SELF, PETSC_ERR_LIB, "CUDA error %d: %s (in %s)", (int)e_, cudaGetErrorString(e_), #__VA_ARGS__); \
-    } while (0)
-  #define CallCUBLAS(...) \
-    do { \
-      cublasStatus_t e_ = (__VA_ARGS__); \
-      PetscCheck(e_ == CUBLAS_STATUS_SUCCESS, PETSC_COMM_SELF, PETSC_ERR_LIB, "cuBLAS error %d: %s (in %s)", (int)e_, cublasGetStatusString(e_), #__VA_ARGS__); \
-    } while (0)
-
 typedef struct {
   NNPrecision    prec;
   PetscBool      tf32;
@@ -60,8 +48,8 @@ static PetscErrorCode DeviceRandom(Bench *b, PetscRandom r, PetscInt len, void *
     f[i] = (float)v[i];
     if (b->prec == NN_PRECISION_SINGLE) v[i] = f[i];
   }
-  CallCUDA(cudaMalloc(d, len * b->es));
-  CallCUDA(cudaMemcpy(*d, b->prec == NN_PRECISION_SINGLE ? (void *)f : (void *)v, len * b->es, cudaMemcpyHostToDevice));
+  NNCallCUDA(cudaMalloc(d, len * b->es));
+  NNCallCUDA(cudaMemcpy(*d, b->prec == NN_PRECISION_SINGLE ? (void *)f : (void *)v, len * b->es, cudaMemcpyHostToDevice));
   if (h) *h = v;
   else PetscCall(PetscFree(v));
   PetscCall(PetscFree(f));
@@ -75,11 +63,11 @@ static PetscErrorCode Download(Bench *b, const void *d, PetscInt len, PetscReal 
 
   PetscFunctionBegin;
   if (b->prec == NN_PRECISION_DOUBLE) {
-    CallCUDA(cudaMemcpy(h, d, len * sizeof(double), cudaMemcpyDeviceToHost));
+    NNCallCUDA(cudaMemcpy(h, d, len * sizeof(double), cudaMemcpyDeviceToHost));
     PetscFunctionReturn(0);
   }
   PetscCall(PetscMalloc1(len, &f));
-  CallCUDA(cudaMemcpy(f, d, len * sizeof(float), cudaMemcpyDeviceToHost));
+  NNCallCUDA(cudaMemcpy(f, d, len * sizeof(float), cudaMemcpyDeviceToHost));
   for (PetscInt i = 0; i < len; i++) h[i] = f[i];
   PetscCall(PetscFree(f));
   PetscFunctionReturn(0);
@@ -91,7 +79,7 @@ static PetscErrorCode Zero(Bench *b, void *d, PetscInt len)
 
   PetscFunctionBegin;
   PetscCall(PetscCalloc1(len * b->es, &z));
-  CallCUDA(cudaMemcpy(d, z, len * b->es, cudaMemcpyHostToDevice));
+  NNCallCUDA(cudaMemcpy(d, z, len * b->es, cudaMemcpyHostToDevice));
   PetscCall(PetscFree(z));
   PetscFunctionReturn(0);
 }
@@ -106,7 +94,7 @@ static PetscErrorCode Gemm(Bench *b, cublasOperation_t ta, cublasOperation_t tb,
   const cublasComputeType_t c = s ? (b->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) : CUBLAS_COMPUTE_64F;
 
   PetscFunctionBegin;
-  CallCUBLAS(cublasGemmEx(b->blas, ta, tb, (int)m, (int)n, (int)k, s ? (const void *)&f1 : (const void *)&d1, A, t, (int)lda, B, t, (int)ldb, s ? (const void *)&f0 : (const void *)&d0, C, t, (int)ldc, c, CUBLAS_GEMM_DEFAULT));
+  NNCallCUBLAS(cublasGemmEx(b->blas, ta, tb, (int)m, (int)n, (int)k, s ? (const void *)&f1 : (const void *)&d1, A, t, (int)lda, B, t, (int)ldb, s ? (const void *)&f0 : (const void *)&d0, C, t, (int)ldc, c, CUBLAS_GEMM_DEFAULT));
   PetscFunctionReturn(0);
 }
 
@@ -148,10 +136,10 @@ static PetscErrorCode TimeRound(Bench *b, PetscErrorCode (*pass)(Bench *), Petsc
 
   PetscFunctionBegin;
   for (PetscInt reps = 1;; reps *= 2) {
-    CallCUDA(cudaDeviceSynchronize());
+    NNCallCUDA(cudaDeviceSynchronize());
     PetscCall(PetscTime(&t0));
     for (PetscInt r = 0; r < reps; r++) PetscCall(pass(b));
-    CallCUDA(cudaDeviceSynchronize());
+    NNCallCUDA(cudaDeviceSynchronize());
     PetscCall(PetscTime(&t1));
     if (t1 - t0 >= min_time || reps >= (1 << 20)) {
       *t = (t1 - t0) / reps;
@@ -239,11 +227,11 @@ static PetscErrorCode RunShape(NNPrecision prec, PetscBool tf32, cublasHandle_t 
   PetscCall(DeviceRandom(&b, r, (b.in + 1) * b.out, &b.dW, NULL));
   PetscCall(DeviceRandom(&b, r, b.in * b.n, &b.X, NULL));
   PetscCall(DeviceRandom(&b, r, b.out * b.n, &b.dY, &hdY));
-  CallCUDA(cudaMalloc(&b.Y, b.out * b.n * b.es));
-  CallCUDA(cudaMalloc(&b.Yr, b.out * b.n * b.es));
-  CallCUDA(cudaMalloc(&b.dX, b.in * b.n * b.es));
-  CallCUDA(cudaMalloc(&b.dXr, b.in * b.n * b.es));
-  CallCUDA(cudaMalloc(&b.dWr, b.in * b.out * b.es));
+  NNCallCUDA(cudaMalloc(&b.Y, b.out * b.n * b.es));
+  NNCallCUDA(cudaMalloc(&b.Yr, b.out * b.n * b.es));
+  NNCallCUDA(cudaMalloc(&b.dX, b.in * b.n * b.es));
+  NNCallCUDA(cudaMalloc(&b.dXr, b.in * b.n * b.es));
+  NNCallCUDA(cudaMalloc(&b.dWr, b.in * b.out * b.es));
   b.l->dev.prec   = prec;
   b.l->dev.tf32   = tf32;
   b.l->dev.theta  = b.W;
@@ -271,15 +259,15 @@ static PetscErrorCode RunShape(NNPrecision prec, PetscBool tf32, cublasHandle_t 
   }
   PetscCall(PetscFree(hW));
   PetscCall(PetscFree(hdY));
-  CallCUDA(cudaFree(b.W));
-  CallCUDA(cudaFree(b.dW));
-  CallCUDA(cudaFree(b.X));
-  CallCUDA(cudaFree(b.dY));
-  CallCUDA(cudaFree(b.Y));
-  CallCUDA(cudaFree(b.Yr));
-  CallCUDA(cudaFree(b.dX));
-  CallCUDA(cudaFree(b.dXr));
-  CallCUDA(cudaFree(b.dWr));
+  NNCallCUDA(cudaFree(b.W));
+  NNCallCUDA(cudaFree(b.dW));
+  NNCallCUDA(cudaFree(b.X));
+  NNCallCUDA(cudaFree(b.dY));
+  NNCallCUDA(cudaFree(b.Y));
+  NNCallCUDA(cudaFree(b.Yr));
+  NNCallCUDA(cudaFree(b.dX));
+  NNCallCUDA(cudaFree(b.dXr));
+  NNCallCUDA(cudaFree(b.dWr));
   PetscCall(NNDestroy(&net));
   PetscFunctionReturn(0);
 }
@@ -341,18 +329,18 @@ int main(int argc, char **argv)
     PetscCall(PetscRandomSetInterval(r, -1, 1));
     PetscCall(PetscRandomSetSeed(r, 5));
     PetscCall(PetscRandomSeed(r));
-    CallCUBLAS(cublasCreate(&blas));
-    CallCUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+    NNCallCUBLAS(cublasCreate(&blas));
+    NNCallCUBLAS(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
     if (times) {
       struct cudaDeviceProp p;
       int                   d;
-      CallCUDA(cudaGetDevice(&d));
-      CallCUDA(cudaGetDeviceProperties(&p, d));
+      NNCallCUDA(cudaGetDevice(&d));
+      NNCallCUDA(cudaGetDeviceProperties(&p, d));
       PetscCall(PetscSNPrintf(name, sizeof(name), "%s (sm_%d%d)", p.name, p.major, p.minor));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "dense layers against cuBLAS on %s, %s%s, best of %" PetscInt_FMT " rounds of >= %g s\n", name, NNPrecisions[prec], tf32 ? " with TF32" : "", rounds, (double)min_time));
     }
     for (PetscInt s = 0; s < nlist / 3; s++) PetscCall(RunShape((NNPrecision)prec, tf32, blas, r, &list[3 * s], rounds, min_time, times));
-    CallCUBLAS(cublasDestroy(blas));
+    NNCallCUBLAS(cublasDestroy(blas));
     PetscCall(PetscRandomDestroy(&r));
   }
 #endif

@@ -135,6 +135,15 @@ cnn_run() {
   C[torch_${model}_$mode]=$(grep -o '"epoch_seconds": [0-9.e-]*' "$det/torch_${model}_$mode.txt" | awk '{print $2}')
   echo "-- $model $mode: PetNN ${C[petnn_${model}_$mode]:--} s, PyTorch ${C[torch_${model}_$mode]:--} s per epoch"
 }
+# cnn_runs MODE...: both models in each mode while time is left, then the table of every run so far
+cnn_runs() {
+  for mode in "$@"; do
+    for model in cnn odenet; do
+      enough 40 "$model $mode" && cnn_run "$model" "$mode"
+    done
+  done
+  cnn_table
+}
 cnn_table() {
   printf '\n%-8s %-12s %14s %14s %16s\n' model precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
   for model in cnn odenet; do
@@ -147,12 +156,7 @@ cnn_table() {
 
 step "4. CNN and ODE-Net epoch timings (60000 samples, batch 128; seconds per epoch, best after the first)"
 limited 120 python3 "$root/bench/mlp_gpu_torch.py" --write "$scratch/synth.h5" || { echo "gpu_session: cannot write the data (h5py?)"; exit 1; }
-for mode in single double; do
-  for model in cnn odenet; do
-    enough 40 "$model $mode" && cnn_run "$model" "$mode"
-  done
-done
-cnn_table
+cnn_runs single double
 for model in cnn odenet; do
   echo "-- the device events of the single-precision $model run (logview_${model}_cuda_single.txt):"
   grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad|NNODE)" "$det/logview_${model}_cuda_single.txt" 2>/dev/null | cut -c1-100
@@ -192,12 +196,7 @@ echo "-- the device events of the single-precision run (logview_cuda_single.txt)
 grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$det/logview_cuda_single.txt" 2>/dev/null | cut -c1-100
 
 step "6. CNN and ODE-Net in single precision with TF32 and with the GEMM convolutions"
-for mode in single_tf32 single_gemm; do
-  for model in cnn odenet; do
-    enough 40 "$model $mode" && cnn_run "$model" "$mode"
-  done
-done
-cnn_table
+cnn_runs single_tf32 single_gemm
 
 step "7. the U-Net surrogate of the Allen-Cahn simulation (examples/allen_cahn_unet.opts, 64x64; a graph network with a spatial input)"
 for dev in cuda cpu; do
