@@ -60,6 +60,8 @@ typedef struct {
   void        *hx, *hy, *hg;      /* page-locked host staging: input, output (and its gradient), gradients */
   double      *target, *lossw;    /* the loss on the device: targets of a batch, the loss's work (NNCUDALossWorkSize()) */
   PetscBool    dyready;           /* the loss on the device wrote dact[nlayers] (the backward pass uploads none) */
+  PetscInt     ypending;          /* entries of the output whose download to hy a forward pass started (0: none) */
+  PetscBool    ywaited;           /* and a wait for the stream since (the loss on the device's) completed it */
   void       **scratch;           /* graph networks: the gradients of a node's extra readers, added after them */
   void       **gargs;             /* graph networks: 4 maxio device array pointers, the arguments of a layer's pass */
   PetscInt     nscratch;
@@ -70,7 +72,8 @@ typedef struct {
 PETSC_INTERN PetscErrorCode NNDeviceSetUp_CUDA(NN);
 PETSC_INTERN PetscErrorCode NNDeviceReset_CUDA(NN);
 PETSC_INTERN PetscErrorCode NNDeviceView_CUDA(NN, PetscViewer);
-PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayers_CUDA(NN, PetscInt, Vec, PetscBool);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayersEnd_CUDA(NN);
 PETSC_INTERN PetscErrorCode NNDeviceBackward_CUDA(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 PETSC_INTERN PetscErrorCode NNDeviceGetParameters_CUDA(NN, NNDeviceParameters *);
 PETSC_INTERN PetscErrorCode NNDeviceSyncHost_CUDA(NN);

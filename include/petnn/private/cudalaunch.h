@@ -33,6 +33,7 @@ static inline cudaError_t NNCUDALaunch(void (*kernel)(P...), unsigned blocks, un
     fprintf(stderr, "[CUDA emulation] a kernel launch with a pointer argument outside device memory\n");
     return cudaErrorInvalidDevicePointer;
   }
+  NNEmuCountLaunch();
   gridDim.x  = blocks;
   blockDim.x = threads;
   gridDim.y = gridDim.z = blockDim.y = blockDim.z = 1;

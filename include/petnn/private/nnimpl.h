@@ -305,7 +305,8 @@ PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode NNDeviceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNDeviceReset(NN);
 PETSC_INTERN PetscErrorCode NNDeviceView(NN, PetscViewer);
-PETSC_INTERN PetscErrorCode NNDeviceForwardLayers(NN, PetscInt, Vec);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayers(NN, PetscInt, Vec, PetscBool);
+PETSC_INTERN PetscErrorCode NNDeviceForwardLayersEnd(NN);
 PETSC_INTERN PetscErrorCode NNDeviceBackward(NN, PetscInt, Vec, Vec, PetscScalar *, PetscBool[]);
 /* the loss and dL/dy on the device after NNDeviceForwardLayers() (src/loss/interface/lossdevice_cuda.c): done is
    PETSC_FALSE, and nothing computed, for a loss or output the device does not evaluate (the host does then) */

@@ -2,8 +2,8 @@
    The loss on the device (-nn_device cuda): mse, l1, huber, bce_with_logits and cross_entropy on a sequential output
    are evaluated by the kernels of loss_kernels.cu where the output is, in double, so the backward pass starts from
    the device's dL/dy: no loss gradient goes up. The targets go up instead (class indices: one number a sample), and
-   only the loss comes down. The output itself is still downloaded by the forward pass: NNLossGradient()'s callers
-   read it (the training accuracy). Other loss types (rel_l2, registered ones) and spatial outputs are evaluated on
+   only the loss comes down. The output itself is still downloaded by the forward pass (NNLossGradient()'s callers
+   read it: the training accuracy); its copy is enqueued before the loss, and the loss's one wait completes both. Other loss types (rel_l2, registered ones) and spatial outputs are evaluated on
    the host. Targets are checked on the host as the host's evaluation checks them, with the same errors.
 */
 #include <petnn/private/cudaimpl.h>
@@ -79,6 +79,7 @@ PetscErrorCode NNDeviceLossEvaluate_CUDA(NN net, PetscInt n, Vec t, PetscReal *l
   NNCallCUDA(NNCUDALossEvaluate(kind, c->prec == NN_PRECISION_SINGLE, net->lossops.param[0], (size_t)n, (size_t)k, c->act[L], c->target, c->dact[L], c->lossw, s));
   NNCallCUDA(cudaMemcpyAsync(&value, c->lossw + NNCUDALossWorkSize() - 1, sizeof(double), cudaMemcpyDeviceToHost, s));
   NNCallCUDA(cudaStreamSynchronize(s));
+  c->ywaited = PETSC_TRUE; /* the output's download, enqueued before on the stream, is complete too */
   PetscCall(PetscLogFlops(5.0 * n * k));
   *loss      = value;
   c->dyready = PETSC_TRUE;

@@ -322,16 +322,31 @@ PetscErrorCode NNDeviceView(NN net, PetscViewer v)
   PetscFunctionReturn(0);
 }
 
-/* the forward pass of a sequential network on the device; the output is left in act[nlayers] (double) */
-PetscErrorCode NNDeviceForwardLayers(NN net, PetscInt n, Vec x0)
+/* the forward pass of a network on the device; the output is left in act[nlayers] (double). Without wait, the output's
+   download is only started and NNDeviceForwardLayersEnd() completes it: a training step then waits for the device
+   once, in the loss on the device, instead of once for the output and once for the loss (tests/device_step.c) */
+PetscErrorCode NNDeviceForwardLayers(NN net, PetscInt n, Vec x0, PetscBool wait)
 {
   PetscFunctionBegin;
 #if defined(PETNN_HAVE_CUDA)
-  PetscCall(NNDeviceForwardLayers_CUDA(net, n, x0));
+  PetscCall(NNDeviceForwardLayers_CUDA(net, n, x0, wait));
 #else
   (void)n;
   (void)x0;
+  (void)wait;
   SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP_SYS, "-nn_device %s: this PetNN was built without CUDA", NNDevices[net->dev.type]);
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* the output of NNDeviceForwardLayers(net, n, x0, PETSC_FALSE) into act[nlayers]; a no-op when none is on its way */
+PetscErrorCode NNDeviceForwardLayersEnd(NN net)
+{
+  PetscFunctionBegin;
+#if defined(PETNN_HAVE_CUDA)
+  PetscCall(NNDeviceForwardLayersEnd_CUDA(net));
+#else
+  (void)net;
 #endif
   PetscFunctionReturn(0);
 }

@@ -152,12 +152,10 @@ PetscErrorCode NNDeviceSetUp_CUDA(NN net)
     PetscCall(NNCUDAMalloc(c->np * sizeof(double), (void **)&c->master));
     c->bytes += c->np * sizeof(double);
   } else c->master = (double *)c->theta;
-  /* staging: float conversions of the input, the output and its gradient; every precision stages the gradients (they
-     are added into the host gradient) and the input gradient */
-  if (c->prec == NN_PRECISION_SINGLE) {
-    PetscCall(NNCUDAMallocHost(c->len[0] * c->esize, "page-locked staging", &c->hx));
-    PetscCall(NNCUDAMallocHost(c->len[L] * c->esize, "page-locked staging", &c->hy));
-  }
+  /* staging: float conversions of the input and the output's gradient; every precision stages the output (its download
+     need not be waited for at once), the gradients (they are added into the host gradient) and the input gradient */
+  if (c->prec == NN_PRECISION_SINGLE) PetscCall(NNCUDAMallocHost(c->len[0] * c->esize, "page-locked staging", &c->hx));
+  PetscCall(NNCUDAMallocHost(c->len[L] * c->esize, "page-locked staging", &c->hy));
   PetscCall(NNCUDAMallocHost(PetscMax(c->np, c->len[0]) * c->esize, "page-locked staging", &c->hg));
   PetscCall(NNCUDAMalloc(c->len[L] * sizeof(double), (void **)&c->target)); /* class indices need fewer */
   PetscCall(NNCUDAMalloc(NNCUDALossWorkSize() * sizeof(double), (void **)&c->lossw));
@@ -200,13 +198,14 @@ static PetscErrorCode NNDeviceUpload(NNDeviceCUDA *c, PetscInt m, const PetscSca
   PetscFunctionReturn(0);
 }
 
-/* m entries of the device array d into the host array a, written or (add) added; waits for the stream first, outside
-   the event, so that NNDevDownload times the copy alone */
+/* m entries of the device array d into the host array a, written or (add) added. Under -log_view it waits for the
+   stream first, outside the event, so that NNDevDownload times the copy alone; otherwise the one wait after the copy
+   is all (a wait is a stall of the step: tests/device_step.c counts them) */
 static PetscErrorCode NNDeviceDownload(NNDeviceCUDA *c, PetscInt m, const void *d, void *stage, PetscScalar *a, PetscBool add, cudaStream_t s)
 {
   PetscFunctionBegin;
   if (!m) PetscFunctionReturn(0);
-  NNCallCUDA(cudaStreamSynchronize(s));
+  if (NNDeviceTiming()) NNCallCUDA(cudaStreamSynchronize(s));
   PetscCall(PetscLogEventBegin(NN_DevDownload, 0, 0, 0, 0));
   if (c->prec == NN_PRECISION_SINGLE || add) {
     NNCallCUDA(cudaMemcpyAsync(stage, d, m * c->esize, cudaMemcpyDeviceToHost, s));
@@ -317,14 +316,14 @@ PetscErrorCode NNDeviceSyncHost_CUDA(NN net)
 /* ---------------------------------------------------------------- passes */
 /*
    NNDeviceForwardLayers_CUDA - uploads the parameters and the input batch x0, runs every layer's forward device pass and
-   downloads the output into act[nlayers] (double)
+   downloads the output into act[nlayers] (double); without wait, the download to the page-locked stage is only
+   enqueued and NNDeviceForwardLayersEnd_CUDA() completes it
 */
-PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
+PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0, PetscBool wait)
 {
   NNDeviceCUDA      *c = (NNDeviceCUDA *)net->dev.cuda;
   PetscInt           L = net->nlayers;
   const PetscScalar *a;
-  PetscScalar       *y;
   cudaStream_t       s;
   PetscBool          timing = NNDeviceTiming(), shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
 
@@ -355,17 +354,48 @@ PetscErrorCode NNDeviceForwardLayers_CUDA(NN net, PetscInt n, Vec x0)
     if (timing) NNCallCUDA(cudaEventRecord(c->ev[4 * i + 1], s));
     NNRandomSkip(&net->rng, (PetscInt64)net->pass.rngshard[1] * draws);
   }
+  /* the output down to the page-locked stage, in its precision; under -log_view at once, the copy timed alone */
+  c->ypending = NNDeviceLength(net, c, L, n);
+  c->ywaited  = PETSC_FALSE;
+  if (c->ypending) {
+    if (timing) NNCallCUDA(cudaStreamSynchronize(s));
+    PetscCall(PetscLogEventBegin(NN_DevDownload, 0, 0, 0, 0));
+    NNCallCUDA(cudaMemcpyAsync(c->hy, c->act[L], c->ypending * c->esize, cudaMemcpyDeviceToHost, s));
+    if (timing) NNCallCUDA(cudaStreamSynchronize(s));
+    c->ywaited = timing;
+    PetscCall(PetscLogEventEnd(NN_DevDownload, 0, 0, 0, 0));
+  }
+  if (wait || timing) PetscCall(NNDeviceForwardLayersEnd_CUDA(net));
+  PetscFunctionReturn(0);
+}
+
+/* the output's download started by NNDeviceForwardLayers_CUDA() waited for (unless a wait since did) and written into
+   act[nlayers] in double; the layers' forward times logged under -log_view */
+PetscErrorCode NNDeviceForwardLayersEnd_CUDA(NN net)
+{
+  NNDeviceCUDA *c = (NNDeviceCUDA *)net->dev.cuda;
+  PetscInt      L = net->nlayers;
+  PetscScalar  *y;
+  cudaStream_t  s;
+
+  PetscFunctionBegin;
+  if (!c || !c->ypending) PetscFunctionReturn(0);
+  PetscCall(NNCUDAGetStream(&s));
+  if (!c->ywaited) NNCallCUDA(cudaStreamSynchronize(s));
   PetscCall(VecGetArrayWrite(net->act[L], &y));
-  PetscCall(NNDeviceDownload(c, NNDeviceLength(net, c, L, n), c->act[L], c->hy, y, PETSC_FALSE, s));
+  if (c->prec == NN_PRECISION_SINGLE) {
+    const float *f = (const float *)c->hy;
+    for (PetscInt k = 0; k < c->ypending; k++) y[k] = f[k];
+  } else PetscCall(PetscArraycpy(y, (const PetscScalar *)c->hy, c->ypending));
   PetscCall(VecRestoreArrayWrite(net->act[L], &y));
-  if (timing) {
-    NNCallCUDA(cudaStreamSynchronize(s));
+  c->ypending = 0;
+  c->ywaited  = PETSC_FALSE;
+  if (NNDeviceTiming())
     for (PetscInt i = 0; i < L; i++) {
       PetscLogEvent fwd, bwd;
       PetscCall(NNLayerGetDeviceEvents(((PetscObject)net->layers[i])->type_name, &fwd, &bwd));
       PetscCall(NNDeviceLogTime(fwd, c->ev[4 * i], c->ev[4 * i + 1]));
     }
-  }
   PetscFunctionReturn(0);
 }
 

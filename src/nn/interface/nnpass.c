@@ -61,14 +61,15 @@ PetscErrorCode NNSetBackwardCallbacks(NN net, const NNBackwardCallbacks *cb)
 }
 
 /* forward through all layers with the parameter arrays already distributed; a rank that computes a
-   shard of a larger batch (NNSetRandomShard()) skips the other samples' random numbers around each layer */
-static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x)
+   shard of a larger batch (NNSetRandomShard()) skips the other samples' random numbers around each layer.
+   On a device without wait, the output is on its way to act[nlayers]: NNDeviceForwardLayersEnd() */
+static PetscErrorCode NNForwardLayers(NN net, PetscInt n, Vec x, PetscBool wait)
 {
   PetscBool shard = (PetscBool)(net->training && (net->pass.rngshard[0] || net->pass.rngshard[1]));
 
   PetscFunctionBegin;
   if (net->dev.type != NN_DEVICE_CPU) { /* the layers' device passes, double or single, graphs too (src/nn/interface/nndevice.c) */
-    PetscCall(NNDeviceForwardLayers(net, n, x));
+    PetscCall(NNDeviceForwardLayers(net, n, x, wait));
     PetscFunctionReturn(0);
   }
   if (net->graph.on) {
@@ -120,7 +121,7 @@ PetscErrorCode NNForward(NN net, PetscInt n, Vec x, Vec *y)
   PetscCall(VecGetArray(net->buf, &buf));
   PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
   PetscCall(NNStageInput(net, n, x, &x));
-  PetscCall(NNForwardLayers(net, n, x));
+  PetscCall(NNForwardLayers(net, n, x, PETSC_TRUE));
   PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
   PetscCall(VecRestoreArray(net->buf, &buf));
   PetscCall(VecRestoreArrayRead(net->theta, &theta));
@@ -205,11 +206,14 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
 
   PetscCall(PetscLogEventBegin(NN_Forward, net, 0, 0, 0));
   PetscCall(NNStageInput(net, n, x, &x0));
-  PetscCall(NNForwardLayers(net, n, x0));
+  PetscCall(NNForwardLayers(net, n, x0, PETSC_FALSE));
   PetscCall(PetscLogEventEnd(NN_Forward, net, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(NN_Loss, net, 0, 0, 0));
-  if (net->dev.type != NN_DEVICE_CPU) PetscCall(NNDeviceLossEvaluate(net, n, t, &L, &dyondevice)); /* where the output is, for the losses that can */
+  if (net->dev.type != NN_DEVICE_CPU) {
+    PetscCall(NNDeviceLossEvaluate(net, n, t, &L, &dyondevice)); /* where the output is, for the losses that can */
+    PetscCall(NNDeviceForwardLayersEnd(net));                     /* the output into act[nlayers]: the loss waited for it */
+  }
   if (!dyondevice) PetscCall(NNLossEvaluate(net, n, net->act[L_], t, &L, net->dact[L_]));
   PetscCall(PetscLogEventEnd(NN_Loss, net, 0, 0, 0));
 

@@ -19,6 +19,29 @@ static struct {
   size_t       len, cap;
 } NNEmuTable;
 static cudaError_t NNEmuLast = cudaSuccess;
+static NNEmuStats  NNEmuCount;
+
+static void NNEmuPrintStats(void)
+{
+  const NNEmuStats *c = &NNEmuCount;
+  fprintf(stderr, "[CUDA emulation] syncs %lu, copies h2d %lu (%lu bytes) d2h %lu (%lu bytes) d2d %lu, mallocs %lu, frees %lu, host allocs %lu, memsets %lu, launches %lu, gemms %lu\n", c->syncs, c->h2d, c->h2dbytes, c->d2h, c->d2hbytes, c->d2d, c->mallocs, c->frees, c->hostallocs, c->memsets, c->launches, c->gemms);
+}
+
+void NNEmuGetStats(NNEmuStats *s)
+{
+  static int registered = 0;
+  if (!registered) {
+    const char *e = getenv("PETNN_CUDA_EMULATION_STATS");
+    registered    = 1;
+    if (e && e[0] && e[0] != '0') atexit(NNEmuPrintStats);
+  }
+  if (s) *s = NNEmuCount;
+}
+
+void NNEmuCountLaunch(void)
+{
+  NNEmuCount.launches++;
+}
 
 static cudaError_t NNEmuFail(cudaError_t e, const char *what, const void *a, const void *b)
 {
@@ -46,6 +69,7 @@ static int NNEmuInDevice(const void *p)
 
 cudaError_t cudaGetDeviceCount(int *n)
 {
+  NNEmuGetStats(NULL); /* the printer at exit, when asked for */
   *n = 1;
   return cudaSuccess;
 }
@@ -117,6 +141,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
   }
   *p = malloc(bytes ? bytes : 1);
   if (!*p) return NNEmuFail(cudaErrorMemoryAllocation, "cudaMalloc(): out of host memory", NULL, NULL);
+  NNEmuCount.mallocs++;
   memset(*p, 0xff, bytes); /* NaN in double and float: nothing may read what it has not written */
   NNEmuTable.p[NNEmuTable.len]   = (const char *)*p;
   NNEmuTable.n[NNEmuTable.len++] = bytes;
@@ -131,6 +156,7 @@ cudaError_t cudaFree(void *p)
       NNEmuTable.p[i] = NNEmuTable.p[NNEmuTable.len - 1];
       NNEmuTable.n[i] = NNEmuTable.n[NNEmuTable.len - 1];
       NNEmuTable.len--;
+      NNEmuCount.frees++;
       free(p);
       return cudaSuccess;
     }
@@ -139,6 +165,7 @@ cudaError_t cudaFree(void *p)
 
 cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
+  NNEmuCount.hostallocs++;
   *p = malloc(bytes ? bytes : 1);
   return *p ? cudaSuccess : NNEmuFail(cudaErrorMemoryAllocation, "cudaMallocHost(): out of host memory", NULL, NULL);
 }
@@ -150,7 +177,8 @@ cudaError_t cudaFreeHost(void *p)
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+/* a copy, checked against the table */
+static cudaError_t NNEmuCopy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
   int dd = NNEmuIsDevice(dst, bytes), sd = NNEmuIsDevice(src, bytes);
   int ok = 1;
@@ -183,10 +211,29 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
   return cudaSuccess;
 }
 
+static void NNEmuCountCopy(size_t bytes, cudaMemcpyKind kind)
+{
+  if (kind == cudaMemcpyHostToDevice) {
+    NNEmuCount.h2d++;
+    NNEmuCount.h2dbytes += bytes;
+  } else if (kind == cudaMemcpyDeviceToHost) {
+    NNEmuCount.d2h++;
+    NNEmuCount.d2hbytes += bytes;
+  } else if (kind == cudaMemcpyDeviceToDevice) NNEmuCount.d2d++;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+  NNEmuCount.syncs++;
+  NNEmuCountCopy(bytes, kind);
+  return NNEmuCopy(dst, src, bytes, kind);
+}
+
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t s)
 {
   (void)s;
-  return cudaMemcpy(dst, src, bytes, kind);
+  NNEmuCountCopy(bytes, kind);
+  return NNEmuCopy(dst, src, bytes, kind);
 }
 
 /* height rows of width bytes each, dpitch and spitch bytes apart: a cudaMemcpy() per row, checked as it is */
@@ -194,8 +241,9 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 {
   (void)s;
   if (width > dpitch || width > spitch) return NNEmuFail(cudaErrorInvalidValue, "cudaMemcpy2DAsync() with a width beyond a pitch", dst, src);
+  NNEmuCountCopy(width * height, kind);
   for (size_t r = 0; r < height; r++) {
-    cudaError_t err = cudaMemcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
+    cudaError_t err = NNEmuCopy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
     if (err != cudaSuccess) return err;
   }
   return cudaSuccess;
@@ -205,6 +253,7 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
   (void)s;
   if (!bytes) return cudaSuccess;
+  NNEmuCount.memsets++;
   if (!NNEmuIsDevice(p, bytes)) return NNEmuFail(cudaErrorInvalidDevicePointer, "cudaMemsetAsync() of memory that is not (all) device memory", p, NULL);
   memset(p, v, bytes);
   return cudaSuccess;
@@ -233,11 +282,13 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
   (void)s;
+  NNEmuCount.syncs++;
   return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+  NNEmuCount.syncs++;
   return cudaSuccess;
 }
 
@@ -355,6 +406,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     fprintf(stderr, "[CUDA emulation] cublasGemmEx(): m %d n %d k %d: A %p, B %p or C %p is not (all) device memory\n", m, n, k, A, B, C);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
+  NNEmuCount.gemms++;
   if (dbl) NN_EMU_GEMM(double);
   else NN_EMU_GEMM(float);
   return CUBLAS_STATUS_SUCCESS;

@@ -77,6 +77,20 @@ cudaError_t cudaEventElapsedTime(float *, cudaEvent_t, cudaEvent_t);
    arrays with it) */
 int NNEmuIsDevice(const void *p, size_t bytes);
 
+/* the operations the emulation has run since the process started, counted as a GPU would see them, so that tests can
+   check what a pass or a training step asks of the device (synchronizations and allocations stall a GPU's queue; a GPU
+   runs no faster than the launches it is given); PETNN_CUDA_EMULATION_STATS=1 in the environment prints them at exit */
+typedef struct {
+  unsigned long syncs;          /* cudaStreamSynchronize(), cudaDeviceSynchronize(), and every cudaMemcpy() (blocking) */
+  unsigned long h2d, d2h, d2d;  /* copies (cudaMemcpy*, cudaMemcpy2DAsync() counting once) */
+  unsigned long h2dbytes, d2hbytes;
+  unsigned long mallocs, frees; /* cudaMalloc(), cudaFree() (cudaFree() synchronizes a GPU) */
+  unsigned long hostallocs;     /* cudaMallocHost() (page-locking synchronizes a GPU too) */
+  unsigned long memsets, launches, gemms;
+} NNEmuStats;
+void NNEmuGetStats(NNEmuStats *);
+void NNEmuCountLaunch(void);
+
 /* the kernel coordinates of the thread the emulation is running (cuda_runtime.h) */
 extern uint3 blockIdx, threadIdx;
 extern uint3 blockDim, gridDim;
