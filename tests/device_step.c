@@ -44,8 +44,11 @@ static const Case cases[] = {
   {"CNN with batch norm",                   NN_PRECISION_SINGLE, NET_CNN_BN, 4},
 };
 
+/* NNEmuStats holds unsigned longs only: its counters as an array */
+#define NSTAT (sizeof(NNEmuStats) / sizeof(unsigned long))
+
 /* what one epoch of `steps` steps of case k costs the device: the counters' difference around NNTrain() */
-static PetscErrorCode EpochCounts(PetscInt k, const char datafile[], PetscInt steps, NNEmuStats *d)
+static PetscErrorCode EpochCounts(PetscInt k, const char datafile[], PetscInt steps, unsigned long d[NSTAT])
 {
   NN         net;
   NNData     data;
@@ -70,18 +73,7 @@ static PetscErrorCode EpochCounts(PetscInt k, const char datafile[], PetscInt st
   NNEmuGetStats(&a);
   PetscCall(NNTrain(net, data, NULL));
   NNEmuGetStats(&b);
-  d->syncs      = b.syncs - a.syncs;
-  d->h2d        = b.h2d - a.h2d;
-  d->d2h        = b.d2h - a.d2h;
-  d->d2d        = b.d2d - a.d2d;
-  d->h2dbytes   = b.h2dbytes - a.h2dbytes;
-  d->d2hbytes   = b.d2hbytes - a.d2hbytes;
-  d->mallocs    = b.mallocs - a.mallocs;
-  d->frees      = b.frees - a.frees;
-  d->hostallocs = b.hostallocs - a.hostallocs;
-  d->memsets    = b.memsets - a.memsets;
-  d->launches   = b.launches - a.launches;
-  d->gemms      = b.gemms - a.gemms;
+  for (size_t j = 0; j < NSTAT; j++) d[j] = ((const unsigned long *)&b)[j] - ((const unsigned long *)&a)[j];
   PetscCall(NNDataDestroy(&data));
   PetscCall(NNDestroy(&net));
   PetscCall(NNTestClearPrefixed(prefix, opts));
@@ -90,39 +82,26 @@ static PetscErrorCode EpochCounts(PetscInt k, const char datafile[], PetscInt st
 
 static PetscErrorCode RunCase(PetscInt k, const char datafile[], PetscBool print)
 {
-  NNEmuStats  e2, e4;
-  const char *p    = NNPrecisions[cases[k].prec];
-  PetscInt    bn   = cases[k].bn;
-  size_t      out  = (size_t)NBATCH * NCLASSES * (cases[k].prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
-  long        step[12], i = 0;
+  unsigned long e2[NSTAT], e4[NSTAT];
+  NNEmuStats    st; /* a step */
+  const char   *p   = NNPrecisions[cases[k].prec];
+  PetscInt      bn  = cases[k].bn;
+  size_t        out = (size_t)NBATCH * NCLASSES * (cases[k].prec == NN_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
 
   PetscFunctionBegin;
-  PetscCall(EpochCounts(k, datafile, 2, &e2)); /* a first one: the package's grow-only device arrays (ones, stages) */
-  PetscCall(EpochCounts(k, datafile, 2, &e2));
-  PetscCall(EpochCounts(k, datafile, 4, &e4));
-  /* per step: (4-step epoch - 2-step epoch) / 2; odd differences would mean the steps differ */
-  step[i++] = (long)(e4.syncs - e2.syncs);
-  step[i++] = (long)(e4.h2d - e2.h2d);
-  step[i++] = (long)(e4.d2h - e2.d2h);
-  step[i++] = (long)(e4.d2hbytes - e2.d2hbytes);
-  step[i++] = (long)(e4.mallocs - e2.mallocs);
-  step[i++] = (long)(e4.frees - e2.frees);
-  step[i++] = (long)(e4.hostallocs - e2.hostallocs);
-  step[i++] = (long)(e4.launches - e2.launches);
-  step[i++] = (long)(e4.gemms - e2.gemms);
-  step[i++] = (long)(e4.d2d - e2.d2d);
-  step[i++] = (long)(e4.memsets - e2.memsets);
-  step[i++] = (long)(e4.h2dbytes - e2.h2dbytes);
-  for (long j = 0; j < i; j++) {
-    PetscCheck(step[j] % 2 == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: counter %ld grew by %ld over 2 steps: the steps of an epoch differ", cases[k].label, p, j, step[j]);
-    step[j] /= 2;
+  PetscCall(EpochCounts(k, datafile, 2, e2)); /* a first one: the package's grow-only device arrays (ones, stages) */
+  PetscCall(EpochCounts(k, datafile, 2, e2));
+  PetscCall(EpochCounts(k, datafile, 4, e4));
+  for (size_t j = 0; j < NSTAT; j++) { /* per step: (4-step epoch - 2-step epoch) / 2; an odd difference: the steps differ */
+    PetscCheck((e4[j] - e2[j]) % 2 == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: counter %zu grew by %lu over 2 steps: the steps of an epoch differ", cases[k].label, p, j, e4[j] - e2[j]);
+    ((unsigned long *)&st)[j] = (e4[j] - e2[j]) / 2;
   }
   if (print)
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  a step: %ld syncs, %ld uploads (%ld bytes), %ld downloads (%ld bytes), %ld device copies, %ld memsets, %ld launches, %ld GEMMs, %ld/%ld/%ld allocations/frees/page-locked\n", step[0], step[1], step[11], step[2], step[3], step[9], step[10], step[7], step[8], step[4], step[5], step[6]));
-  PetscCheck(!step[4] && !step[5] && !step[6], PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step allocates on the device (%ld cudaMalloc, %ld cudaFree, %ld cudaMallocHost): each stalls a GPU", cases[k].label, p, step[4], step[5], step[6]);
-  PetscCheck(step[0] <= 1 + (bn > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step synchronizes %ld times; at most %d (the loss with the output%s)", cases[k].label, p, step[0], 1 + (bn > 0), bn ? ", batch norm's statistics" : "");
-  PetscCheck(step[2] <= 2 + (bn > 0) && step[3] <= (long)(out + sizeof(double) + 2 * bn * sizeof(double)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step downloads %ld arrays, %ld bytes; at most the output (%zu bytes) and the loss%s", cases[k].label, p, step[2], step[3], out,
-             bn ? ", batch norm's statistics" : "");
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "  a step: %lu syncs, %lu uploads (%lu bytes), %lu downloads (%lu bytes), %lu device copies, %lu memsets, %lu launches, %lu GEMMs, %lu/%lu/%lu allocations/frees/page-locked\n", st.syncs, st.h2d, st.h2dbytes, st.d2h, st.d2hbytes, st.d2d, st.memsets, st.launches, st.gemms, st.mallocs, st.frees, st.hostallocs));
+  PetscCheck(!st.mallocs && !st.frees && !st.hostallocs, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step allocates on the device (%lu cudaMalloc, %lu cudaFree, %lu cudaMallocHost): each stalls a GPU", cases[k].label, p, st.mallocs, st.frees, st.hostallocs);
+  PetscCheck(st.syncs <= (unsigned long)(1 + (bn > 0)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step synchronizes %lu times; at most %d (the loss with the output%s)", cases[k].label, p, st.syncs, 1 + (bn > 0), bn ? ", batch norm's statistics" : "");
+  PetscCheck(st.d2h <= (unsigned long)(2 + (bn > 0)) && st.d2hbytes <= out + sizeof(double) + 2 * bn * sizeof(double), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: a training step downloads %lu arrays, %lu bytes; at most the output (%zu bytes) and the loss%s", cases[k].label, p, st.d2h,
+             st.d2hbytes, out, bn ? ", batch norm's statistics" : "");
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s, %s: a training step allocates nothing, downloads the output and the loss only, waits for the device %s\n", cases[k].label, p, bn ? "twice (the loss, batch norm's statistics)" : "once (the loss)"));
   PetscFunctionReturn(0);
 }
