@@ -3,8 +3,9 @@
    are evaluated by the kernels of loss_kernels.cu where the output is, in double, so the backward pass starts from
    the device's dL/dy: no loss gradient goes up. The targets go up instead (class indices: one number a sample), and
    only the loss comes down. The output itself is still downloaded by the forward pass (NNLossGradient()'s callers
-   read it: the training accuracy); its copy is enqueued before the loss, and the loss's one wait completes both. Other loss types (rel_l2, registered ones) and spatial outputs are evaluated on
-   the host. Targets are checked on the host as the host's evaluation checks them, with the same errors.
+   read it: the training accuracy); its copy is enqueued before the loss, and the loss's one wait completes both.
+   Other loss types (rel_l2, registered ones) and spatial outputs are evaluated on the host. Targets are checked on
+   the host as the host's evaluation checks them, with the same errors.
 */
 #include <petnn/private/cudaimpl.h>
 
