@@ -224,9 +224,9 @@ static PetscErrorCode RunShape(NNPrecision prec, PetscBool tf32, cublasHandle_t 
   PetscCheck(b.l->ops->forwarddevice && b.l->ops->backwarddevice, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the dense layer has no device passes");
   /* the layer's device state as a network's pass sets it (src/nn/interface/nndevice_cuda.c), on this program's arrays */
   PetscCall(DeviceRandom(&b, r, (b.in + 1) * b.out, &b.W, &hW));
-  PetscCall(DeviceRandom(&b, r, (b.in + 1) * b.out, &b.dW, NULL));
   PetscCall(DeviceRandom(&b, r, b.in * b.n, &b.X, NULL));
   PetscCall(DeviceRandom(&b, r, b.out * b.n, &b.dY, &hdY));
+  NNCallCUDA(cudaMalloc(&b.dW, (b.in + 1) * b.out * b.es)); /* zeroed by Check(); the timed backward passes add into it */
   NNCallCUDA(cudaMalloc(&b.Y, b.out * b.n * b.es));
   NNCallCUDA(cudaMalloc(&b.Yr, b.out * b.n * b.es));
   NNCallCUDA(cudaMalloc(&b.dX, b.in * b.n * b.es));
