@@ -38,7 +38,8 @@
 #      im2col convolutions and cuBLAS instead of cuDNN;
 #   7. the U-Net surrogate of the Allen-Cahn simulation (examples/allen_cahn_unet.opts, 64x64), GPU and CPU.
 # GPU_SESSION_STEPS (default "2 3 4 5 6 7") chooses the steps after the first, which always runs: a second call on a
-# warm machine can run those the first one had no time for.
+# warm machine can run those the first one had no time for. GPU_SESSION_DENSE_MODES (default "single double
+# single_tf32") are step 3's, GPU_SESSION_CNN_MODES (default "single double") step 4's (a mode <precision>[_tf32|_gemm]).
 # Exit status: 0 when the tests pass (timings are reported, not checked).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -106,7 +107,7 @@ fi
 
 if want 3; then
 step "3. dense layers against cuBLAS alone (the layer's share of cuBLAS's rate; issue 17: >= 70%)"
-for mode in single double single_tf32; do
+for mode in ${GPU_SESSION_DENSE_MODES:-single double single_tf32}; do
   enough 30 "dense_cublas $mode" || break
   extra=()
   [ "$mode" = single_tf32 ] && extra=(-nn_cuda_tf32)
@@ -122,13 +123,13 @@ data=(-train_data_type hdf5 -train_data_file "$scratch/synth.h5" -train_data_fea
 cnn_epochs=${CNN_EPOCHS:-2}
 declare -A C
 # cnn_run MODEL MODE: PetNN on the GPU and PyTorch on the same GPU, one configuration (MODE: double, single,
-# single_tf32, single_gemm: the convolutions through PetNN's im2col kernels and cuBLAS instead of cuDNN)
+# single_tf32, single_gemm or double_gemm: the convolutions through PetNN's im2col kernels and cuBLAS, not cuDNN)
 cnn_run() {
   local model=$1 mode=$2 prec extra=() targs=() log dt
   prec=${mode%_tf32}
   prec=${prec%_gemm}
   [ "$mode" = single_tf32 ] && { extra=(-nn_cuda_tf32); targs=(--tf32); }
-  if [ "$mode" = single_gemm ]; then
+  if [ "${mode%_gemm}" != "$mode" ]; then
     for layer in $(grep -o '^-[a-z0-9]*_type conv2d' "$B/examples/fashion_$model.opts" | sed 's/^-\(.*\)_type.*/\1/'); do extra+=(-"${layer}"_device_algorithm gemm); done
   fi
   [ "$mode" = single ] && extra+=(-log_view ":$det/logview_${model}_cuda_single.txt")
@@ -155,7 +156,7 @@ cnn_runs() {
 cnn_table() {
   printf '\n%-8s %-12s %14s %14s %16s\n' model precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
   for model in cnn odenet; do
-    for mode in single double single_tf32 single_gemm; do
+    for mode in single double single_tf32 single_gemm double_gemm; do
       [ -n "${C[petnn_${model}_$mode]+x}" ] || continue
       printf '%-8s %-12s %14s %14s %16s\n' "$model" "$mode" "${C[petnn_${model}_$mode]:--}" "${C[torch_${model}_$mode]:--}" "$(ratio "${C[petnn_${model}_$mode]:-0}" "${C[torch_${model}_$mode]:-0}")"
     done
@@ -170,7 +171,7 @@ synth() {
 if want 4; then
 step "4. CNN and ODE-Net epoch timings (60000 samples, batch 128; seconds per epoch, best after the first)"
 synth
-cnn_runs single double
+cnn_runs ${GPU_SESSION_CNN_MODES:-single double}
 for model in cnn odenet; do
   echo "-- the device events of the single-precision $model run (logview_${model}_cuda_single.txt):"
   grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad|NNODE)" "$det/logview_${model}_cuda_single.txt" 2>/dev/null | cut -c1-100

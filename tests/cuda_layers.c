@@ -420,21 +420,6 @@ static PetscErrorCode CheckViewAndErrors(void)
   PetscFunctionReturn(0);
 }
 
-/* on several ranks: spectral_conv2d on spatial activations split over them has no device passes, and NNSetUp() says so */
-static PetscErrorCode CheckSpectralSplit(void)
-{
-  PetscMPIInt size;
-  char       *msg = NULL;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  if (size == 1) PetscFunctionReturn(0);
-  PetscCall(NNTestInsertPrefixed("es_", "-nn_layers sp,s,fl -sp_type to_spatial -s_type spectral_conv2d -s_filters 2 -s_modes 2,2 -fl_type spatial_flatten -nn_input_shape 1,6,6 -nn_loss mse"));
-  PetscCall(NNTestPassExpectSetUpError(PETSC_COMM_WORLD, "es_", NN_DEVICE_CUDA, "spectral_conv2d on split activations", "layer s (type spectral_conv2d) has no device passes for spatial (DMDA) activations split over ranks", &msg));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "spectral_conv2d on activations split over the ranks is refused with a message naming it: PASSED\n"));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv)
 {
   Ctx       ctx;
@@ -466,7 +451,6 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSeed(ctx.rand));
   if (spectral) {
     for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(spectral_cases); k++) PetscCall(RunCase(&ctx, k, &spectral_cases[k]));
-    if (!ctx.only[0] && !cpu) PetscCall(CheckSpectralSplit());
   } else {
     for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
   }

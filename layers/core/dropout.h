@@ -7,7 +7,8 @@ typedef struct {
   PetscScalar *mask;   /* m_i/(1-p) of the last training forward pass, capacity nbatch*size */
   PetscBool    masked; /* the last forward pass applied the mask (training mode and p > 0) */
   void        *dmask;  /* -nn_device cuda: the mask on the device in the pass's precision (nbatch*size entries) */
-  float       *fmask;  /* and its float conversion on the host (single precision) */
+  void        *hmask;  /* and its page-locked stage on the host, in the same precision (the upload waits for nothing) */
+  void        *upload; /* cudaEvent_t after the last upload from hmask: hmask is rewritten only once that copy is done */
 } NNLayer_Dropout;
 
 #if defined(PETNN_HAVE_CUDA)

@@ -1,6 +1,9 @@
 /* Device passes of dropout (-nn_device cuda): the mask is drawn on the host from the network's generator exactly as the
    CPU pass draws it (layers/core/dropout_passes.h: one draw per entry, in memory order), so the CPU and the GPU drop the
-   same entries and a run is reproducible from its seed on either device; it is uploaded and applied by a kernel. */
+   same entries and a run is reproducible from its seed on either device; it is uploaded and applied by a kernel.
+   The draws go into a page-locked stage, so the upload is asynchronous: the host draws while the GPU runs the layers
+   before (a copy from pageable memory would wait for them). An event after the upload guards the stage: the next
+   pass waits for it only if that copy is still pending (it is done by then in training, whose loss waits once a step). */
 #include "dropout.h"
 #include <petnn/private/cudaimpl.h>
 
@@ -10,7 +13,9 @@ PetscErrorCode NNDropoutResetDevice(NNLayer l)
 
   PetscFunctionBegin;
   PetscCall(NNCUDAFree(&d->dmask));
-  PetscCall(PetscFree(d->fmask));
+  PetscCall(NNCUDAFreeHost(&d->hmask));
+  if (d->upload) NNCallCUDA(cudaEventDestroy((cudaEvent_t)d->upload));
+  d->upload = NULL;
   PetscFunctionReturn(0);
 }
 
@@ -32,15 +37,29 @@ PetscErrorCode NNLayerForwardDevice_Dropout(NNLayer l, PetscInt n, const void *x
   }
   PetscCheck(l->rng, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Dropout layer %s has no random number generator: add it to a network", ((PetscObject)l)->name);
   if (!d->dmask) {
-    PetscCall(NNCUDAMalloc(cap * sizeof(double), &d->dmask)); /* room for either precision */
-    PetscCall(PetscMalloc1(cap, &d->fmask));
+    cudaEvent_t ev;
+
+    PetscCall(NNCUDAMalloc(cap * es, &d->dmask));
+    PetscCall(NNCUDAMallocHost(cap * es, "dropout mask", &d->hmask));
+    NNCallCUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    d->upload = ev;
+  } else {
+    cudaError_t done = cudaEventQuery((cudaEvent_t)d->upload); /* the last upload from the stage */
+
+    if (done == cudaErrorNotReady) NNCallCUDA(cudaEventSynchronize((cudaEvent_t)d->upload));
+    else NNCallCUDA(done);
   }
-  for (PetscInt i = 0; i < N; i++) d->mask[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
-  /* pageable host memory: the copy returns once the source is staged, so the host arrays may change after it */
   if (single) {
-    for (PetscInt i = 0; i < N; i++) d->fmask[i] = (float)d->mask[i];
-    NNCallCUDA(cudaMemcpyAsync(d->dmask, d->fmask, N * es, cudaMemcpyHostToDevice, s));
-  } else NNCallCUDA(cudaMemcpyAsync(d->dmask, d->mask, N * es, cudaMemcpyHostToDevice, s));
+    float *m = (float *)d->hmask;
+
+    for (PetscInt i = 0; i < N; i++) m[i] = NNRandomUniform(l->rng) >= d->rate ? (float)scale : 0.0f;
+  } else {
+    double *m = (double *)d->hmask;
+
+    for (PetscInt i = 0; i < N; i++) m[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
+  }
+  NNCallCUDA(cudaMemcpyAsync(d->dmask, d->hmask, N * es, cudaMemcpyHostToDevice, s));
+  NNCallCUDA(cudaEventRecord((cudaEvent_t)d->upload, s));
   NNCallCUDA(NNCUDAMultiply(single, (size_t)N, x, d->dmask, y, s));
   PetscCall(PetscLogFlops((PetscLogDouble)N));
   PetscFunctionReturn(0);

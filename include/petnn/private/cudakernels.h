@@ -189,6 +189,11 @@ cudaError_t NNCUDACol2im(int single, const NNCUDAConvGeom *, const void *col, vo
 /* y[pixel][r][c] += b[c] on P pixels of nb slots of C channels, for the slots r < n */
 cudaError_t NNCUDAConvBias(int single, size_t P, size_t nb, size_t n, size_t C, const void *b, void *y, cudaStream_t);
 
+/* the dense layer's bias (src/sys/cuda/cudakernels.cu) with column-major m x n Y and dY: Y[i + m j] = b[i] (written, every
+   entry); db[i] += sum_j dY[i + m j], summed in double by one thread a row in a fixed order (reruns are identical) */
+cudaError_t NNCUDABiasBroadcast(int single, size_t m, size_t n, const void *b, void *y, cudaStream_t);
+cudaError_t NNCUDABiasGradient(int single, size_t m, size_t n, const void *dy, void *db, cudaStream_t);
+
 /* y[0..N) += alpha x[0..N) (the ODE blocks' stage sums, src/sys/cuda/cudakernels.cu) */
 cudaError_t NNCUDAAxpy(int single, size_t N, double alpha, const void *x, void *y, cudaStream_t);
 

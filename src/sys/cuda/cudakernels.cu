@@ -39,6 +39,47 @@ extern "C" cudaError_t NNCUDADoubleToFloat(size_t N, const double *x, float *y, 
 }
 
 template <typename T>
+__global__ void NNBiasBroadcastKernel(size_t m, size_t N, const T *b, T *y)
+{
+  for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < N; k += (size_t)gridDim.x * blockDim.x) y[k] = b[k % m];
+}
+
+extern "C" cudaError_t NNCUDABiasBroadcast(int single, size_t m, size_t n, const void *b, void *y, cudaStream_t s)
+{
+  const size_t N = m * n;
+
+  if (!N) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNBiasBroadcastKernel<float>, NNCUDABlocks(N), 256, s, m, N, (const float *)b, (float *)y);
+  return NNCUDALaunch(NNBiasBroadcastKernel<double>, NNCUDABlocks(N), 256, s, m, N, (const double *)b, (double *)y);
+}
+
+/* one thread a row: the threads of a warp read consecutive entries of each column; four sums keep loads in flight */
+template <typename T>
+__global__ void NNBiasGradientKernel(size_t m, size_t n, const T *dy, T *db)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < m; i += (size_t)gridDim.x * blockDim.x) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t j = 0;
+
+    for (; j + 4 <= n; j += 4) {
+      s0 += dy[i + m * j];
+      s1 += dy[i + m * (j + 1)];
+      s2 += dy[i + m * (j + 2)];
+      s3 += dy[i + m * (j + 3)];
+    }
+    for (; j < n; j++) s0 += dy[i + m * j];
+    db[i] += (T)((s0 + s1) + (s2 + s3));
+  }
+}
+
+extern "C" cudaError_t NNCUDABiasGradient(int single, size_t m, size_t n, const void *dy, void *db, cudaStream_t s)
+{
+  if (!m || !n) return cudaSuccess;
+  if (single) return NNCUDALaunch(NNBiasGradientKernel<float>, NNCUDABlocks(m), 256, s, m, n, (const float *)dy, (float *)db);
+  return NNCUDALaunch(NNBiasGradientKernel<double>, NNCUDABlocks(m), 256, s, m, n, (const double *)dy, (double *)db);
+}
+
+template <typename T>
 __global__ void NNAxpyKernel(size_t N, T alpha, const T *x, T *y)
 {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < N; i += (size_t)gridDim.x * blockDim.x) y[i] += alpha * x[i];

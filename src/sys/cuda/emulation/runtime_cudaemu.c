@@ -110,6 +110,8 @@ const char *cudaGetErrorName(cudaError_t e)
     return "cudaErrorNoDevice";
   case cudaErrorInvalidDevicePointer:
     return "cudaErrorInvalidDevicePointer";
+  case cudaErrorNotReady:
+    return "cudaErrorNotReady";
   }
   return "cudaErrorUnknown";
 }
@@ -298,6 +300,12 @@ cudaError_t cudaEventCreate(cudaEvent_t *e)
   return *e ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
+{
+  (void)flags;
+  return cudaEventCreate(e);
+}
+
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
   free(e);
@@ -307,6 +315,20 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
   (void)e, (void)s;
+  return cudaSuccess;
+}
+
+/* the emulation runs every operation when it is enqueued: an event is complete once recorded */
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+  (void)e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+  (void)e;
+  NNEmuCount.syncs++;
   return cudaSuccess;
 }
 

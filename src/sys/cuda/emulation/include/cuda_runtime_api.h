@@ -18,7 +18,8 @@ typedef enum {
   cudaErrorInvalidValue      = 1,
   cudaErrorMemoryAllocation  = 2,
   cudaErrorNoDevice          = 100,
-  cudaErrorInvalidDevicePointer = 17
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorNotReady          = 600
 } cudaError_t;
 
 typedef enum {
@@ -32,6 +33,7 @@ typedef enum {
 typedef struct NNEmuStream *cudaStream_t;
 typedef struct NNEmuEvent  *cudaEvent_t;
 #define cudaStreamNonBlocking 0x01
+#define cudaEventDisableTiming 0x02
 
 struct cudaDeviceProp {
   char   name[256];
@@ -70,7 +72,10 @@ cudaError_t cudaStreamSynchronize(cudaStream_t);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaEventCreate(cudaEvent_t *);
 cudaError_t cudaEventDestroy(cudaEvent_t);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *, unsigned);
 cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t);
+cudaError_t cudaEventQuery(cudaEvent_t);
+cudaError_t cudaEventSynchronize(cudaEvent_t);
 cudaError_t cudaEventElapsedTime(float *, cudaEvent_t, cudaEvent_t);
 
 /* the emulation's own: whether [p, p + bytes) lies in one emulated device allocation (kernel launchers check their
@@ -81,7 +86,7 @@ int NNEmuIsDevice(const void *p, size_t bytes);
    check what a pass or a training step asks of the device (synchronizations and allocations stall a GPU's queue; a GPU
    runs no faster than the launches it is given); PETNN_CUDA_EMULATION_STATS=1 in the environment prints them at exit */
 typedef struct {
-  unsigned long syncs;          /* cudaStreamSynchronize(), cudaDeviceSynchronize(), and every cudaMemcpy() (blocking) */
+  unsigned long syncs;          /* cudaStreamSynchronize(), cudaDeviceSynchronize(), cudaEventSynchronize(), every cudaMemcpy() (blocking) */
   unsigned long h2d, d2h, d2d;  /* copies (cudaMemcpy*, cudaMemcpy2DAsync() counting once) */
   unsigned long h2dbytes, d2hbytes;
   unsigned long mallocs, frees; /* cudaMalloc(), cudaFree() (cudaFree() synchronizes a GPU) */
