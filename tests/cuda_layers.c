@@ -12,8 +12,8 @@ static char help[] = "The CUDA device (-nn_device cuda) against the CPU, layer t
                      "  -cases <string>      only the cases whose label contains this string\n"
                      "  -print_errors        print the measured differences (not stable output)\n"
                      "  -cpu_vs_cpu          run the cases on the CPU twice (checks the cases themselves where there is no GPU)\n"
-                     "  -spectral            run the spectral_conv cases (PetNN built with FFTW) instead of the others; on several\n"
-                     "                       ranks also check that spectral_conv2d on activations split over them is refused\n\n"
+                     "  -spectral            run the spectral_conv cases (PetNN built with FFTW) instead of the others\n"
+                     "  -cudnn               run conv2d cases through cuDNN (-device_algorithm cudnn) instead of the others\n\n"
                      "A case's options may give the network a spatial input: -test_input_dm C,H,W (a DMDA on the case's\n"
                      "communicator, NNSetInputDM()).\n"
                      "A network with buffers (batch norm's running statistics) must have the same buffers after the pass on both\n"
@@ -121,6 +121,14 @@ static const Case cases[] = {
   {"group_norm spatial",                                                                       "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 2 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 4,8,8 -nn_loss mse -test_perturb 0.5",                                                                                                                                                                                                                                                                             PETSC_FALSE, PETSC_TRUE,  0},
   {"group_norm spatial without affine, batch 4 of 6",                                          "-nn_layers sp,gn,fl,fc -sp_type to_spatial -gn_type group_norm -gn_groups 3 -gn_affine 0 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 6,3,4 -nn_loss mse -test_perturb 0.5",                                                                                                                                                                                                                                                                PETSC_FALSE, PETSC_TRUE,  4},
   {"instance_norm spatial, affine",                                                            "-nn_layers sp,in,fl,fc -sp_type to_spatial -in_type instance_norm -in_affine 1 -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 3,4,4 -nn_loss mse -test_perturb 0.5",                                                                                                                                                                                                                                                                          PETSC_FALSE, PETSC_TRUE,  0},
+};
+
+/* conv2d through cuDNN (-device_algorithm cudnn; the default is the GEMM passes): run with -cudnn, in the test blocks of a
+   PetNN built with CUDA (a GPU); the emulation has no cuDNN */
+static const Case cudnn_cases[] = {
+  {"conv2d stride 2 dilation 2 groups 2, cudnn", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 4 -c_kernel 3 -c_stride 2 -c_dilation 2 -c_groups 2 -c_device_algorithm cudnn -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,9,8 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"conv2d 1x3 no bias, cudnn", "-nn_layers sp,c,fl,fc -sp_type to_spatial -c_type conv2d -c_filters 3 -c_kernel 1,3 -c_bias 0 -c_device_algorithm cudnn -fl_type spatial_flatten -fc_type dense -fc_units 3 -nn_input_shape 2,5,6 -nn_loss mse", PETSC_FALSE, PETSC_TRUE, 0},
+  {"cnn with dropout, batch 4 of 6, cudnn", "-nn_layers sp,c1,r1,p1,c2,r2,p2,fl,fc1,r3,drop,fc2 -sp_type to_spatial -c1_type conv2d -c1_filters 8 -c1_kernel 5 -c1_padding 2 -c1_device_algorithm cudnn -r1_type relu -p1_type maxpool2d -p1_kernel 2 -c2_type conv2d -c2_filters 16 -c2_kernel 5 -c2_padding 2 -c2_device_algorithm cudnn -r2_type relu -p2_type maxpool2d -p2_kernel 2 -fl_type spatial_flatten -fc1_type dense -fc1_units 32 -r3_type relu -drop_type dropout -fc2_type dense -fc2_units 10 -nn_input_shape 1,12,12 -nn_loss cross_entropy", PETSC_FALSE, PETSC_TRUE, 4},
 };
 
 /* the spectral_conv layers (their CPU passes need PetNN built with FFTW: run with -spectral, in the test blocks that
@@ -423,7 +431,7 @@ static PetscErrorCode CheckViewAndErrors(void)
 int main(int argc, char **argv)
 {
   Ctx       ctx;
-  PetscBool avail, cpu = PETSC_FALSE, spectral = PETSC_FALSE;
+  PetscBool avail, cpu = PETSC_FALSE, spectral = PETSC_FALSE, cudnn = PETSC_FALSE;
   char      why[512];
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -439,6 +447,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-cases", ctx.only, sizeof(ctx.only), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-cpu_vs_cpu", &cpu, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-spectral", &spectral, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-cudnn", &cudnn, NULL));
   ctx.dev = cpu ? NN_DEVICE_CPU : NN_DEVICE_CUDA;
   PetscCall(NNDeviceIsAvailable(ctx.dev, &avail, sizeof(why), why));
   if (!avail) { /* exit code 77: the harness (config/petnn_runtest.sh) reports the test as skipped */
@@ -451,10 +460,12 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSeed(ctx.rand));
   if (spectral) {
     for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(spectral_cases); k++) PetscCall(RunCase(&ctx, k, &spectral_cases[k]));
+  } else if (cudnn) {
+    for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cudnn_cases); k++) PetscCall(RunCase(&ctx, k, &cudnn_cases[k]));
   } else {
     for (PetscInt k = 0; k < (PetscInt)PETSC_STATIC_ARRAY_LENGTH(cases); k++) PetscCall(RunCase(&ctx, k, &cases[k]));
   }
-  if (!ctx.only[0] && !cpu && !spectral) {
+  if (!ctx.only[0] && !cpu && !spectral && !cudnn) {
     PetscCall(TrainSteps(&ctx, NN_PRECISION_DOUBLE));
     PetscCall(TrainSteps(&ctx, NN_PRECISION_SINGLE));
     PetscCall(CheckViewAndErrors());
@@ -477,8 +488,13 @@ int main(int argc, char **argv)
       nsize: 2
       output_file: output/cuda_layers.out
 
-   # the device code on the host (CMake's PETNN_CUDA_EMULATION, make sanitize): no GPU, no cuDNN (conv2d takes the
-   # GEMM passes)
+   # conv2d through cuDNN (a PetNN built with CUDA finds cuDNN on these machines)
+   test:
+      requires: cuda
+      suffix: cudnn
+      args: -cudnn
+      output_file: output/cuda_layers_cudnn.out
+   # the device code on the host (CMake's PETNN_CUDA_EMULATION, make sanitize): no GPU, no cuDNN
    test:
       requires: cuda_emulation
       suffix: emulation

@@ -185,14 +185,9 @@ static PetscErrorCode NNLayerCreateOutputVec_Conv(NNLayer l, Vec *y)
   PetscCall(NNConvWinogradDestroy(g));
   PetscCall(NNSpatialHaloSetUp(l, &d->w, l->nbatch * d->filters, &d->h));
   PetscCall(DMCreateGlobalVector(d->h.daout, y));
-  { /* split activations change the default device algorithm to the GEMM passes (NNDeviceSetUp() checks l->dev.split next) */
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)d->h.daout), &size));
-    d->splitin = (PetscBool)(size > 1);
 #if defined(PETNN_HAVE_CUDA)
-    l->dev.split = (PetscBool)(NNConvGetDeviceAlgorithm(l) == NN_CONV_DEVICE_GEMM);
+  l->dev.split = (PetscBool)(NNConvGetDeviceAlgorithm(l) == NN_CONV_DEVICE_GEMM); /* NNDeviceSetUp() checks it next */
 #endif
-  }
 
   PetscCall(PetscMemzero(g, sizeof(*g))); /* the Winograd matrices were freed above */
   PetscCall(NNSpatialHaloGetCorners(&d->h, d->nd, g->os, g->om, g->gs, g->gm));
@@ -408,8 +403,9 @@ static PetscErrorCode NNLayerCreate_Conv(NNLayer l, PetscInt nd)
 .  -<prefix>winograd <m> - Winograd output tile per axis: -1 automatic (default), 0 im2col + GEMM; m > 0 needs stride 1 and dilation 1
 .  -<prefix>threads <t> - threads splitting the outputs or the batch (default OpenBLAS's thread count)
 .  -<prefix>tile_rows <r> - rows (pixels or tiles times batch slots) of a GEMM block (default chosen by the algorithm)
-.  -<prefix>device_algorithm <cudnn,gemm> - on the device (-nn_device cuda): cuDNN (default in a PetNN built with cuDNN) or
-   PetNN's im2col kernels and cuBLAS GEMMs (default otherwise)
+.  -<prefix>device_algorithm <gemm,cudnn> - on the device (-nn_device cuda): PetNN's im2col kernels and cuBLAS GEMMs
+   (default: faster than cuDNN's passes on the networks measured, bench/RESULTS.md) or cuDNN (conv2d on one rank's
+   activations, a PetNN built with cuDNN)
 -  -<prefix>partition <replicate,filters,channels> - model parallelism: output channels (with their bias) or input
    channels split over the model ranks (-nn_model_ranks, `NNLayerSetPartition()`; groups 1)
 

@@ -199,7 +199,6 @@ typedef struct {
     PetscInt *iwork;
   } single;
   PetscInt  devalg;  /* -device_algorithm: an NNConvDeviceAlgorithm, or -1: the default (NNConvGetDeviceAlgorithm()) */
-  PetscBool splitin; /* the spatial activations are split over ranks (known once the output Vec is made) */
   void    *cuda;   /* -nn_device cuda: cuDNN descriptors, algorithms, NCHW buffers and workspace (layers/conv/conv_cuda.c) */
   void    *gemm;   /* -nn_device cuda: the GEMM passes' column matrix (layers/conv/conv_gemm_cuda.c) */
 } NNLayer_Conv;

@@ -1,7 +1,7 @@
 /*
-   Device passes of conv2d (-nn_device cuda) through cuDNN, on one rank (-<layer>device_algorithm cudnn, the default
-   for conv2d in a PetNN built with cuDNN; layers/conv/conv_device_cuda.c chooses). The DMDA layout [y][x][slot][c] is neither
-   NCHW nor NHWC; cuDNN's legacy convolutions promise every algorithm only for packed NCHW/NHWC tensors, so the passes
+   Device passes of conv2d (-nn_device cuda) through cuDNN, on one rank (-<layer>device_algorithm cudnn in a PetNN built
+   with cuDNN; the default is the GEMM passes of conv_gemm_cuda.c, faster on the networks measured: convopts.c).
+   The DMDA layout [y][x][slot][c] is neither NCHW nor NHWC; cuDNN's legacy convolutions promise every algorithm only for packed NCHW/NHWC tensors, so the passes
    permute the first n slots into NCHW buffers owned by the layer (NNCUDASpatialPermute(), the to_spatial kernel) and
    back, rather than rely on strided descriptors. The weight [Cout][Cin/groups][kh][kw] is cuDNN's NCHW filter as is.
      forward   x -> xn, cudnnConvolutionForward(xn) -> yn, + bias (cudnnAddTensor), yn -> y (slots >= n zero)

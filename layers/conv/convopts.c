@@ -56,7 +56,7 @@ PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOpti
   {
     PetscInt  alg = NNConvGetDeviceAlgorithm(l);
     PetscBool set;
-    PetscCall(PetscOptionsEList("-device_algorithm", "Convolution algorithm on the device (-nn_device cuda): cudnn (conv2d, a PetNN built with cuDNN) or gemm", "NNLAYERCONV2D", NNConvDeviceAlgorithms, 2, NNConvDeviceAlgorithms[alg], &alg, &set));
+    PetscCall(PetscOptionsEList("-device_algorithm", "Convolution algorithm on the device (-nn_device cuda): gemm (im2col kernels and cuBLAS) or cudnn (conv2d, a PetNN built with cuDNN)", "NNLAYERCONV2D", NNConvDeviceAlgorithms, 2, NNConvDeviceAlgorithms[alg], &alg, &set));
     if (set) d->devalg = alg;
   }
   PetscOptionsHeadEnd();
@@ -66,18 +66,18 @@ PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOpti
 
 const char *const NNConvDeviceAlgorithms[] = {"cudnn", "gemm"};
 
-/* -device_algorithm, or its default: cuDNN for conv2d with zero padding on one rank's activations in a PetNN built
-   with cuDNN, else the GEMM passes (cuDNN has no periodic padding, and its passes run on one rank) */
+/* -device_algorithm, or its default: the GEMM passes (im2col kernels and cuBLAS). They run every convolution (periodic
+   padding, split activations, partitions, conv3d), and on an H200 they trained the Fashion-MNIST CNN faster than the
+   cuDNN passes (bench/RESULTS.md, stop 32: 1.02 vs 1.38 s an epoch in single, 1.08 vs 1.81 s in double; the ODE-Net
+   3.38 vs 4.98 s and 3.42 vs 6.43 s): cuDNN's legacy API with FMA math and a deterministic algorithm, and the NCHW
+   permutations around it, cost more than they save at these sizes. cuDNN stays a choice for conv2d (-device_algorithm
+   cudnn in a PetNN built with cuDNN). */
 NNConvDeviceAlgorithm NNConvGetDeviceAlgorithm(NNLayer l)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
   if (d->devalg >= 0) return (NNConvDeviceAlgorithm)d->devalg;
-#if defined(PETNN_HAVE_CUDNN)
-  return d->nd == 2 && !d->periodic && !d->splitin && l->part.type == NN_PARTITION_REPLICATE ? NN_CONV_DEVICE_CUDNN : NN_CONV_DEVICE_GEMM;
-#else
   return NN_CONV_DEVICE_GEMM;
-#endif
 }
 
 PetscErrorCode NNLayerView_Conv(NNLayer l, PetscViewer v)
