@@ -27,19 +27,19 @@
 #      batch 128, and 4096^3) in single, double and single with TF32: issue 17's bar, >= 70% of cuBLAS's rate;
 #   4. the CNN of examples/fashion_cnn.opts and the ODE-Net of fashion_odenet.opts (Adam, batch 128) on 60000 synthetic
 #      28x28 samples (the machine has no Fashion-MNIST; the data also serve steps 5 and 6): seconds per epoch, the best
-#      after the first of CNN_EPOCHS (default 2), PetNN on the GPU (cuDNN convolutions) in single and double against
+#      after the first of CNN_EPOCHS (default 2), PetNN on the GPU (conv2d by the GEMM passes, the default) in single and double against
 #      PyTorch on the same GPU in the same precision (batches copied from host memory, as PetNN does), and -log_view of
 #      PetNN's single-precision runs: issue 17's bar, PetNN/PyTorch <= 1.0;
 #   5. the MLP 784-256-128-10 (ReLU, Adam, batch 128): its view on the GPU (-nn_view), then epochs in double and single
 #      (best after the first of 3) against PyTorch on the same GPU (batches copied from host memory, and the data
 #      resident on the GPU), PetNN on the CPU for reference, -log_view of the single-precision GPU run
 #      (NNDevFwd_/NNDevBwd_<type>: device time);
-#   6. the CNN and the ODE-Net again in single precision with TF32 (-nn_cuda_tf32, PyTorch --tf32) and with PetNN's
-#      im2col convolutions and cuBLAS instead of cuDNN;
+#   6. the CNN and the ODE-Net again in single precision with TF32 (-nn_cuda_tf32, PyTorch --tf32) and with conv2d
+#      through cuDNN (-<layer>_device_algorithm cudnn) in single and double;
 #   7. the U-Net surrogate of the Allen-Cahn simulation (examples/allen_cahn_unet.opts, 64x64), GPU and CPU.
 # GPU_SESSION_STEPS (default "2 3 4 5 6 7") chooses the steps after the first, which always runs: a second call on a
 # warm machine can run those the first one had no time for. GPU_SESSION_DENSE_MODES (default "single double
-# single_tf32") are step 3's, GPU_SESSION_CNN_MODES (default "single double") step 4's (a mode <precision>[_tf32|_gemm]).
+# single_tf32") are step 3's, GPU_SESSION_CNN_MODES (default "single double") step 4's (a mode <precision>[_tf32|_gemm|_cudnn]).
 # Exit status: 0 when the tests pass (timings are reported, not checked).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -123,14 +123,15 @@ data=(-train_data_type hdf5 -train_data_file "$scratch/synth.h5" -train_data_fea
 cnn_epochs=${CNN_EPOCHS:-2}
 declare -A C
 # cnn_run MODEL MODE: PetNN on the GPU and PyTorch on the same GPU, one configuration (MODE: double, single,
-# single_tf32, single_gemm or double_gemm: the convolutions through PetNN's im2col kernels and cuBLAS, not cuDNN)
+# single_tf32; <precision>_gemm or _cudnn: conv2d through PetNN's im2col kernels and cuBLAS, the default, or cuDNN)
 cnn_run() {
   local model=$1 mode=$2 prec extra=() targs=() log dt
   prec=${mode%_tf32}
   prec=${prec%_gemm}
+  prec=${prec%_cudnn}
   [ "$mode" = single_tf32 ] && { extra=(-nn_cuda_tf32); targs=(--tf32); }
-  if [ "${mode%_gemm}" != "$mode" ]; then
-    for layer in $(grep -o '^-[a-z0-9]*_type conv2d' "$B/examples/fashion_$model.opts" | sed 's/^-\(.*\)_type.*/\1/'); do extra+=(-"${layer}"_device_algorithm gemm); done
+  if [ "${mode%_gemm}" != "$mode" ] || [ "${mode%_cudnn}" != "$mode" ]; then
+    for layer in $(grep -o '^-[a-z0-9]*_type conv2d' "$B/examples/fashion_$model.opts" | sed 's/^-\(.*\)_type.*/\1/'); do extra+=(-"${layer}"_device_algorithm "${mode##*_}"); done
   fi
   [ "$mode" = single ] && extra+=(-log_view ":$det/logview_${model}_cuda_single.txt")
   log=$det/petnn_${model}_cuda_$mode.txt
@@ -156,7 +157,7 @@ cnn_runs() {
 cnn_table() {
   printf '\n%-8s %-12s %14s %14s %16s\n' model precision "PetNN cuda" "PyTorch cuda" "PetNN/PyTorch"
   for model in cnn odenet; do
-    for mode in single double single_tf32 single_gemm double_gemm; do
+    for mode in single double single_tf32 single_gemm double_gemm single_cudnn double_cudnn; do
       [ -n "${C[petnn_${model}_$mode]+x}" ] || continue
       printf '%-8s %-12s %14s %14s %16s\n' "$model" "$mode" "${C[petnn_${model}_$mode]:--}" "${C[torch_${model}_$mode]:--}" "$(ratio "${C[petnn_${model}_$mode]:-0}" "${C[torch_${model}_$mode]:-0}")"
     done
@@ -215,9 +216,9 @@ grep -E "^(NNDev|NNForward|NNBackward|NNLoss|NNOptStep|NNDataLoad)" "$det/logvie
 fi
 
 if want 6; then
-step "6. CNN and ODE-Net in single precision with TF32 and with the GEMM convolutions"
+step "6. CNN and ODE-Net in single precision with TF32, and with conv2d through cuDNN"
 synth
-cnn_runs single_tf32 single_gemm
+cnn_runs single_tf32 single_cudnn double_cudnn
 fi
 
 if want 7; then
