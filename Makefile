@@ -6,7 +6,8 @@
 #   make update-outputs regenerate expected test outputs (TESTS=<ctest regex> to restrict)
 #   make sanitize       build everything with -fsanitize=address,undefined in build-sanitize/ and run
 #                       the suite there (suppressions and options: config/sanitize/; SAN_TESTS=<regex>,
-#                       SAN_MAX_RANKS=2: only the tests on 1 and 2 ranks, as CI does)
+#                       SAN_MAX_RANKS=2: only the tests on 1 and 2 ranks, as CI does; SAN_EXCLUDE=<regex>
+#                       in the environment: leave out the matching test cases)
 #   make valgrind       memcheck on the serial tests of build/ (config/valgrind/run.sh; VG_TESTS=<regex>)
 #   make fuzz           build the libFuzzer targets with clang in build-fuzz/ and run each for
 #                       FUZZ_SECONDS (default 10) from its seed corpus (tests/fuzz/README.md)
