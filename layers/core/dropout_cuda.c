@@ -49,15 +49,7 @@ PetscErrorCode NNLayerForwardDevice_Dropout(NNLayer l, PetscInt n, const void *x
     if (done == cudaErrorNotReady) NNCallCUDA(cudaEventSynchronize((cudaEvent_t)d->upload));
     else NNCallCUDA(done);
   }
-  if (single) {
-    float *m = (float *)d->hmask;
-
-    for (PetscInt i = 0; i < N; i++) m[i] = NNRandomUniform(l->rng) >= d->rate ? (float)scale : 0.0f;
-  } else {
-    double *m = (double *)d->hmask;
-
-    for (PetscInt i = 0; i < N; i++) m[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
-  }
+  NNRandomMask(l->rng, N, d->rate, scale, single, d->hmask); /* the CPU pass's draws and mask, in the pass's precision */
   NNCallCUDA(cudaMemcpyAsync(d->dmask, d->hmask, N * es, cudaMemcpyHostToDevice, s));
   NNCallCUDA(cudaEventRecord((cudaEvent_t)d->upload, s));
   NNCallCUDA(NNCUDAMultiply(single, (size_t)N, x, d->dmask, y, s));

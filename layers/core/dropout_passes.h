@@ -12,13 +12,8 @@ static PetscErrorCode PetscConcat(NNDropoutForward, NN_SUFFIX)(NNLayer l, PetscI
     PetscFunctionReturn(0);
   }
   PetscCheck(l->rng, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Dropout layer %s has no random number generator: add it to a network", ((PetscObject)l)->name);
-  {
-    const PetscScalar scale = 1.0 / (1.0 - d->rate);
-    for (PetscInt i = 0; i < N; i++) {
-      d->mask[i] = NNRandomUniform(l->rng) >= d->rate ? scale : 0.0;
-      y[i]       = (NN_REAL)(x[i] * d->mask[i]);
-    }
-  }
+  NNRandomMask(l->rng, N, d->rate, 1.0 / (1.0 - d->rate), PETSC_FALSE, d->mask); /* a draw an entry, in memory order */
+  for (PetscInt i = 0; i < N; i++) y[i] = (NN_REAL)(x[i] * d->mask[i]);
   PetscCall(PetscLogFlops((PetscLogDouble)N));
   PetscFunctionReturn(0);
 }

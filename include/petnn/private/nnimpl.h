@@ -23,6 +23,7 @@ typedef struct _n_NNRandom {
 PETSC_INTERN void      NNRandomSeed(NNRandom *, uint64_t);
 PETSC_INTERN uint64_t  NNRandomNext(NNRandom *);
 PETSC_INTERN PetscReal NNRandomUniform(NNRandom *); /* [0,1) with 53 random bits */
+PETSC_INTERN void      NNRandomMask(NNRandom *, PetscInt, PetscReal, PetscReal, PetscBool, void *); /* u >= p ? a : 0, n draws */
 PETSC_INTERN void      NNRandomShuffle(NNRandom *, PetscInt, PetscInt[]);
 PETSC_INTERN void      NNRandomSkip(NNRandom *, PetscInt64); /* advances by k draws */
 
