@@ -1,5 +1,6 @@
 /* Deterministic, checkpointable random numbers: xoshiro256** seeded through splitmix64. */
 #include <petnn/private/nnimpl.h>
+#include <string.h>
 
 static uint64_t SplitMix64(uint64_t *x)
 {
@@ -65,8 +66,13 @@ void NNRandomMask(NNRandom *r, PetscInt n, PetscReal p, PetscReal a, PetscBool s
     s2 ^= t;
     s3   = Rotl(s3, 45);
     keep = (uint64_t)((x >> 11) >= T);
-    if (single) ((uint32_t *)m)[i] = af.u & (uint32_t)-(uint32_t)keep;
-    else ((uint64_t *)m)[i] = ad.u & -keep;
+    if (single) {
+      uint32_t b = af.u & (uint32_t)-(uint32_t)keep;
+      memcpy((float *)m + i, &b, sizeof(b)); /* the bits into a float entry (memcpy: no aliasing through a cast) */
+    } else {
+      uint64_t b = ad.u & -keep;
+      memcpy((double *)m + i, &b, sizeof(b));
+    }
   }
   r->s[0] = s0;
   r->s[1] = s1;
