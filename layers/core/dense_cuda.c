@@ -2,9 +2,8 @@
    Device passes of the dense layer (-nn_device cuda): the GEMMs of dense_passes.h through cublasGemmEx() in double or
    float (TF32 only with -nn_cuda_tf32), the bias by two small kernels (a GEMM with a vector of ones costs a cuBLAS call,
    several times a kernel launch on the small shapes of a batch, and rounds the bias to TF32 with -nn_cuda_tf32).
-   cuBLAS is column-major: a row-major
-   [r][c] array is its c x r matrix, so with x [n][in], W [out][in], y [n][out] (column-major: X in x n, W in x out,
-   Y out x n)
+   cuBLAS is column-major: a row-major [r][c] array is its c x r matrix, so with x [n][in], W [out][in], y [n][out]
+   (column-major: X in x n, W in x out, Y out x n)
      forward   Y = b 1^T (every column b: NNCUDABiasBroadcast()), then Y += W^T X        (Y = X W^T + b)
      backward  dX = W dY (in x n), dW += X dY^T (in x out), db += dY 1 (NNCUDABiasGradient())  (dx = dy W, dW += dy^T x)
 */

@@ -39,8 +39,8 @@ PetscErrorCode NNLayerForwardDevice_Dropout(NNLayer l, PetscInt n, const void *x
   if (!d->dmask) {
     cudaEvent_t ev;
 
-    PetscCall(NNCUDAMalloc(cap * es, &d->dmask));
-    PetscCall(NNCUDAMallocHost(cap * es, "dropout mask", &d->hmask));
+    PetscCall(NNCUDAMalloc(cap * sizeof(double), &d->dmask)); /* room for either precision: NNSetPrecision() may switch */
+    PetscCall(NNCUDAMallocHost(cap * sizeof(double), "dropout mask", &d->hmask));
     NNCallCUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     d->upload = ev;
   } else {
