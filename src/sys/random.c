@@ -20,9 +20,10 @@ void NNRandomSeed(NNRandom *r, uint64_t seed)
   for (int i = 0; i < 4; i++) r->s[i] = SplitMix64(&seed);
 }
 
-uint64_t NNRandomNext(NNRandom *r)
+/* one xoshiro256** step of the state s (inline, so a loop over a local copy keeps it in registers) */
+static inline uint64_t XoshiroStep(uint64_t s[4])
 {
-  uint64_t *s = r->s, result = Rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  uint64_t result = Rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
   s[2] ^= s[0];
   s[3] ^= s[1];
   s[1] ^= s[2];
@@ -30,6 +31,11 @@ uint64_t NNRandomNext(NNRandom *r)
   s[2] ^= t;
   s[3] = Rotl(s[3], 45);
   return result;
+}
+
+uint64_t NNRandomNext(NNRandom *r)
+{
+  return XoshiroStep(r->s);
 }
 
 PetscReal NNRandomUniform(NNRandom *r)
@@ -46,8 +52,8 @@ PetscReal NNRandomUniform(NNRandom *r)
 */
 void NNRandomMask(NNRandom *r, PetscInt n, PetscReal p, PetscReal a, PetscBool single, void *m)
 {
-  uint64_t       s0 = r->s[0], s1 = r->s[1], s2 = r->s[2], s3 = r->s[3];
-  const uint64_t T  = (uint64_t)PetscCeilReal(p * 0x1.0p53);
+  uint64_t       s[4] = {r->s[0], r->s[1], r->s[2], r->s[3]};
+  const uint64_t T    = (uint64_t)PetscCeilReal(p * 0x1.0p53);
   union {
     float    f;
     uint32_t u;
@@ -58,14 +64,8 @@ void NNRandomMask(NNRandom *r, PetscInt n, PetscReal p, PetscReal a, PetscBool s
   } ad = {a};
 
   for (PetscInt i = 0; i < n; i++) {
-    uint64_t x = Rotl(s1 * 5, 7) * 9, t = s1 << 17, keep;
-    s2 ^= s0;
-    s3 ^= s1;
-    s1 ^= s2;
-    s0 ^= s3;
-    s2 ^= t;
-    s3   = Rotl(s3, 45);
-    keep = (uint64_t)((x >> 11) >= T);
+    uint64_t keep = (uint64_t)((XoshiroStep(s) >> 11) >= T);
+
     if (single) {
       uint32_t b = af.u & (uint32_t)-(uint32_t)keep;
       memcpy((float *)m + i, &b, sizeof(b)); /* the bits into a float entry (memcpy: no aliasing through a cast) */
@@ -74,10 +74,7 @@ void NNRandomMask(NNRandom *r, PetscInt n, PetscReal p, PetscReal a, PetscBool s
       memcpy((double *)m + i, &b, sizeof(b));
     }
   }
-  r->s[0] = s0;
-  r->s[1] = s1;
-  r->s[2] = s2;
-  r->s[3] = s3;
+  for (int k = 0; k < 4; k++) r->s[k] = s[k];
 }
 
 /* Fisher-Yates with an unbiased bounded draw */
