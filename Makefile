@@ -8,6 +8,9 @@
 #                       the suite there (suppressions and options: config/sanitize/; SAN_TESTS=<regex>,
 #                       SAN_MAX_RANKS=2: only the tests on 1 and 2 ranks, as CI does; SAN_EXCLUDE=<regex>
 #                       in the environment: leave out the matching test cases)
+#   make check-cores    build, then run the whole suite with OpenBLAS's own kernels and under each of CORES (default
+#                       SkylakeX Sandybridge Haswell: OPENBLAS_CORETYPE), as machines of those CPU types would
+#                       (config/check-cores.sh; about 4x make check's test time, not in CI)
 #   make valgrind       memcheck on the serial tests of build/ (config/valgrind/run.sh; VG_TESTS=<regex>)
 #   make fuzz           build the libFuzzer targets with clang in build-fuzz/ and run each for
 #                       FUZZ_SECONDS (default 10) from its seed corpus (tests/fuzz/README.md)
@@ -19,9 +22,19 @@
 #                       scrubbed environment: ldd, demos on 1 and 2 ranks, tests, the system's
 #                       libraries hidden (config/bundle/test-bundle.sh; about 6 minutes, not in CI)
 #   make clean          remove build/, build-sanitize/, build-fuzz/, $(BUNDLE_DIR)/
-# Variables: BUNDLE_DIR, BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS,
+# Variables: CORES, PETSC_DIR, PETSC_ARCH, SLEPC_DIR, BUNDLE_DIR, BUILD_DIR, BUILD_TYPE, PREFIX, JOBS, CTEST_JOBS, CTEST_ARGS, CMAKE_ARGS, TESTS,
 #            SAN_DIR, SAN_TESTS, SAN_MAX_RANKS, SAN_CTEST_ARGS, VG_TESTS, FUZZ_DIR, FUZZ_SECONDS, FUZZ_TARGETS
 
+# A PETSc of one's own (config/petsc-from-source.sh prints these): make check PETSC_DIR=... PETSC_ARCH=...
+# [SLEPC_DIR=...] builds in build-$(PETSC_ARCH)/ against it, found through its pkg-config files; without
+# SLEPC_DIR, SLEPc is off (Debian's is built on Debian's PETSc and cannot be mixed with another)
+ifneq ($(and $(PETSC_DIR),$(PETSC_ARCH)),)
+BUILD_DIR  ?= build-$(PETSC_ARCH)
+SAN_DIR    ?= build-sanitize-$(PETSC_ARCH)
+export PETSC_DIR PETSC_ARCH
+export PKG_CONFIG_PATH := $(PETSC_DIR)/$(PETSC_ARCH)/lib/pkgconfig$(if $(SLEPC_DIR),:$(SLEPC_DIR)/$(PETSC_ARCH)/lib/pkgconfig)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+PETSC_CMAKE_ARGS := -DPETNN_WITH_SLEPC=$(if $(SLEPC_DIR),ON,OFF)
+endif
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release
 PREFIX     ?= /usr/local
@@ -44,7 +57,7 @@ FUZZ_SECONDS   ?= 10
 FUZZ_TARGETS   ?= idx binary hdf5 checkpoint options
 BUNDLE_DIR     ?= dist
 
-.PHONY: all deps configure build check demo install update-outputs clean sanitize valgrind fuzz fuzz-build \
+.PHONY: all deps configure build check check-cores demo install update-outputs clean sanitize valgrind fuzz fuzz-build \
         bundle bundle-test
 
 all: build
@@ -53,13 +66,17 @@ deps:
 	bash config/install-deps.sh
 
 configure: deps
-	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+	$(CMAKE) -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(PETSC_CMAKE_ARGS) $(CMAKE_ARGS)
 
 build: configure
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 check: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
+
+CORES ?= SkylakeX Sandybridge Haswell
+check-cores: build
+	CTEST="$(CTEST)" CTEST_JOBS=$(CTEST_JOBS) CTEST_ARGS="$(CTEST_ARGS)" bash config/check-cores.sh $(BUILD_DIR) $(CORES)
 
 demo: build
 	$(BUILD_DIR)/examples/nnrun -options_file examples/fashion_mlp.opts
@@ -81,7 +98,7 @@ SAN_TIMEOUT        ?= 900
 sanitize: deps
 	$(CMAKE) -S . -B $(SAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$(SAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SAN_FLAGS)" -DPETNN_WITH_CUDA=$(SAN_CUDA) \
-	  -DPETNN_CUDA_EMULATION=$(SAN_CUDA_EMULATION) -DPETNN_TEST_TIMEOUT=$(SAN_TIMEOUT) $(CMAKE_ARGS)
+	  -DPETNN_CUDA_EMULATION=$(SAN_CUDA_EMULATION) -DPETNN_TEST_TIMEOUT=$(SAN_TIMEOUT) $(PETSC_CMAKE_ARGS) $(CMAKE_ARGS)
 	$(CMAKE) --build $(SAN_DIR) -j $(JOBS)
 	CTEST="$(CTEST)" CTEST_JOBS=$(CTEST_JOBS) bash config/sanitize/run-tests.sh $(SAN_DIR) '$(SAN_MAX_RANKS)' '$(SAN_TESTS)' $(SAN_CTEST_ARGS)
 

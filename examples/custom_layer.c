@@ -78,7 +78,7 @@ static PetscErrorCode SwishBackward(NNLayer l, PetscInt n, const PetscScalar *x,
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode SwishSetFromOptions(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode SwishSetFromOptions(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   Swish *sw = (Swish *)l->data;
 

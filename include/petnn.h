@@ -19,6 +19,7 @@
 #include <petscviewer.h>
 #include <petsctao.h>
 #include <petscts.h>
+#include <petnnversioncompat.h>
 
 #define PETNN_VERSION_MAJOR 0
 #define PETNN_VERSION_MINOR 1
@@ -208,7 +209,7 @@ struct _n_NNLossOps {
   PetscErrorCode (*sums)(const NNLossOps *ops, PetscInt n, PetscInt nout, const NNLossBlock *b, PetscReal sums[]);
   PetscErrorCode (*finish)(const NNLossOps *ops, PetscInt n, PetscInt nout, const PetscReal sums[], PetscReal *loss);
   PetscErrorCode (*gradient)(const NNLossOps *ops, PetscInt n, PetscInt nout, const NNLossBlock *b, const PetscReal sums[], PetscScalar dy[]);
-  PetscErrorCode (*setfromoptions)(NNLossOps *ops, PetscOptionItems *PetscOptionsObject); /* the type's options (-nn_loss_<type>_...) */
+  PetscErrorCode (*setfromoptions)(NNLossOps *ops, NNOptionItems PetscOptionsObject); /* the type's options (-nn_loss_<type>_...) */
   PetscErrorCode (*view)(const NNLossOps *ops, PetscViewer v);
   PetscReal param[4]; /* the type's parameters (huber: delta), kept when the network is set up again */
 };

@@ -42,7 +42,7 @@ static PetscErrorCode Expect(const char kind[], PetscErrorCode (*run)(void), con
   PetscCall(PetscPopErrorHandler());
   PetscCall(DestroyObjects());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: expected an error, got none", kind);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: the error message \"%s\" does not contain \"%s\"", kind, msg ? msg : "", expect);
   { /* the temporary file name holds the process id: print it as <pid> */

@@ -193,7 +193,7 @@ static PetscErrorCode Caught(PetscErrorCode ierr, const char what[], PetscBool s
 
   PetscFunctionBegin;
   PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Expected an error: %s", what);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (show) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "caught: %s: %s\n", what, msg));
   else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "caught: %s\n", what));
   PetscFunctionReturn(0);

@@ -288,7 +288,7 @@ static PetscErrorCode ExpectError(const char name[], PetscInt nd, PetscBool spat
     if (args[i][0] == '-' && !(args[i][1] >= '0' && args[i][1] <= '9')) PetscCall(PetscOptionsClearValue(NULL, args[i]));
   PetscCall(PetscStrToArrayDestroy(nargs, args));
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: clear error (%s)\n", name, expect));

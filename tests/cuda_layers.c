@@ -417,7 +417,7 @@ static PetscErrorCode CheckViewAndErrors(void)
     ierr = NNLossGradient(net, NBATCH, x, t, &L, NULL);
     PetscCall(PetscPopErrorHandler());
     PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a conv3d layer ran with -device_algorithm cudnn");
-    PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+    PetscCall(NNErrorMessage(ierr, &etext, &msg));
     PetscCall(PetscStrstr(msg, "-e3_c_device_algorithm cudnn", &found));
     PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the refusal does not name the option: %s", msg);
     PetscCall(VecDestroy(&x));

@@ -166,7 +166,7 @@ static PetscErrorCode CheckError(const char what[], NNDataType type, const char 
   ierr = NNDataGetNumSamples(d, &n);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: expected an error", what);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "caught: %s: %s\n", what, msg));
   PetscCall(NNDataDestroy(&d));
   PetscFunctionReturn(0);
@@ -242,13 +242,14 @@ int main(int argc, char **argv)
 
 /*TEST
 
-   test:
-      suffix: 1
+   # HDF5's message on the truncated file names the size the file claims, which depends on the PETSc that wrote it
+   testset:
       output_file: output/data_files.out
-
-   test:
-      suffix: 2
-      nsize: 2
-      output_file: output/data_files.out
+      filter: sed -E "s/stored_eof = [0-9]+/stored_eof = N/"
+      test:
+         suffix: 1
+      test:
+         suffix: 2
+         nsize: 2
 
 TEST*/

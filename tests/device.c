@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     const char *text;
     char       *msg = NULL, *p1 = NULL, *p2 = NULL;
     PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNSetDevice(cuda) succeeded although %s", why);
-    PetscCall(PetscErrorMessage(ierr, &text, &msg));
+    PetscCall(NNErrorMessage(ierr, &text, &msg));
     if (msg) PetscCall(PetscStrstr(msg, "-nn_device cuda: ", &p1));
     if (msg) PetscCall(PetscStrstr(msg, "; valid here: cpu", &p2));
     found = (PetscBool)(p1 && p2);

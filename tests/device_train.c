@@ -236,7 +236,7 @@ static PetscErrorCode CheckStaleHostError(const char datafile[])
   ierr = NNLossGradient(net, 8, x, t, &L, NULL);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr == PETSC_ERR_ORDER, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a stale parameter Vec was not refused (error %d)", (int)ierr);
-  PetscCall(PetscErrorMessage(ierr, &etext, &msg));
+  PetscCall(NNErrorMessage(ierr, &etext, &msg));
   PetscCall(PetscStrstr(msg, "changed on the host while optimizer steps on the device made newer parameters", &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the error does not say what happened: %s", msg);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "a parameter Vec changed on the host while the device holds newer parameters: refused: PASSED\n"));

@@ -110,7 +110,7 @@ static PetscErrorCode Compare(const char what[], NNDataType type, const char fil
     PetscCall(VecEqual(t1, t2, &e2));
     same = (PetscBool)(e1 && e2);
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, NN_MPI_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: rows split contiguously over the ranks: %s; scattered batches equal the replicated copy's: %s\n", what, contiguous ? "yes" : "NO", same ? "yes" : "NO"));
   PetscCall(PetscInfo(NULL, "%s: %" PetscInt_FMT " samples, this rank holds %" PetscInt_FMT "\n", what, N, held));
   PetscCheck(same && contiguous, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: distributed data set differs", what);

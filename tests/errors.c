@@ -39,7 +39,7 @@ static PetscErrorCode ExpectError(const char name[], const char prefix[], const 
   ierr = BuildAndTrain(prefix, opts, train);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: clear error (%s)\n", name, expect));
@@ -87,9 +87,9 @@ int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
-  PetscCall(ExpectError("unknown layer type", "a_", "-a_nn_layers fc1 -a_fc1_type convv -a_nn_input_shape 4", PETSC_FALSE, "valid types: dense"));
-  PetscCall(ExpectError("unknown optimizer", "b_", "-b_nn_layers fc1 -b_fc1_type dense -b_fc1_units 2 -b_opt_type adamax -b_nn_input_shape 4", PETSC_FALSE, "valid types: sgd adam adamw"));
-  PetscCall(ExpectError("unknown loss", "c_", "-c_nn_layers fc1 -c_fc1_type dense -c_fc1_units 2 -c_nn_loss hinge -c_nn_input_shape 4", PETSC_FALSE, "valid losses: cross_entropy mse"));
+  PetscCall(ExpectError("unknown layer type", "a_", "-a_nn_layers fc1 -a_fc1_type convv -a_nn_input_shape 4", PETSC_FALSE, "valid types: add avgpool2d avgpool3d batchnorm1d"));
+  PetscCall(ExpectError("unknown optimizer", "b_", "-b_nn_layers fc1 -b_fc1_type dense -b_fc1_units 2 -b_opt_type adamax -b_nn_input_shape 4", PETSC_FALSE, "valid types: adam adamw sgd"));
+  PetscCall(ExpectError("unknown loss", "c_", "-c_nn_layers fc1 -c_fc1_type dense -c_fc1_units 2 -c_nn_loss hinge -c_nn_input_shape 4", PETSC_FALSE, "valid losses: bce_with_logits cross_entropy huber l1 mse rel_l2"));
   PetscCall(ExpectError("inconsistent layers", "d_", "-d_nn_layers fc1,fc2 -d_fc1_type relu -d_fc2_type dense -d_fc2_units 3 -d_nn_input_shape 1,28,28", PETSC_FALSE, "Layer fc2 (dense) needs 1-d samples but fc1 produces shape (1,28,28)"));
   PetscCall(ExpectError("zero units", "e_", "-e_nn_layers fc1 -e_fc1_type dense -e_fc1_units 0 -e_nn_input_shape 4", PETSC_FALSE, "give a positive -e_fc1_units"));
   PetscCall(ExpectError("negative batch size", "f_", "-f_nn_layers fc1 -f_fc1_type dense -f_fc1_units 2 -f_nn_batch_size -3", PETSC_FALSE, "-nn_batch_size -3 must be positive"));

@@ -106,7 +106,7 @@ static PetscErrorCode ExpectSameError(const char name[], PetscErrorCode (*f)(voi
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = (*f)(ctx);
   PetscCall(PetscPopErrorHandler());
-  if (ierr) PetscCall(PetscErrorMessage(ierr, NULL, &msg));
+  if (ierr) PetscCall(NNErrorMessage(ierr, NULL, &msg));
   PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Case %s: rank %d got no error", name, rank);
   if (msg) PetscCall(PetscStrncpy(mine, msg, sizeof(mine)));
   PetscCall(PetscStrstr(mine, expect, &found));

@@ -165,7 +165,7 @@ static PetscErrorCode TestDataParallel(void)
   PetscCall(VecRestoreArrayRead(t0, &a));
   PetscCall(PetscFree2(mx, mn));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &num, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &identical, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &identical, 1, NN_MPI_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  parameters after 3 epochs: max difference to one rank %g (relative to max %g)\n", (double)num, (double)den));
   PetscCheck(identical && num <= tol * den, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "data-parallel graph training differs: identical %d, parameter difference %g", identical, (double)(num / den));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "graph network, layers out of list order%s: data-parallel training follows one rank (%g), parameters identical on all ranks\n", single ? ", single precision" : "", (double)tol));
@@ -334,7 +334,7 @@ static PetscErrorCode ExpectError(const char name[], const char prefix[], const 
   ierr = BuildFromOptions(prefix, opts, &net);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s\n", msg));

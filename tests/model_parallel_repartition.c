@@ -168,7 +168,7 @@ static PetscErrorCode CheckInserted(NN autonet, NN expl)
     if (verbose) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s", text));
   }
   ok = (PetscBool)(found1 && found2 && found3);
-  PetscCallMPI(MPI_Bcast(&ok, 1, MPIU_BOOL, 0, PETSC_COMM_WORLD));
+  PetscCallMPI(MPI_Bcast(&ok, 1, NN_MPI_BOOL, 0, PETSC_COMM_WORLD));
   PetscCall(Check("NNView lists fc1_repartition with the note that it was inserted", ok));
   PetscFunctionReturn(0);
 }
@@ -417,7 +417,7 @@ static PetscErrorCode ExpectError(const char what[], NN net, const char expect[]
   ierr = NNSetUp(net);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no error", what);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   if (msg) PetscCall(PetscStrstr(msg, expect2, &found2));
   PetscCheck(found && found2, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the error message \"%s\" does not contain \"%s\" and \"%s\"", what, msg ? msg : "", expect, expect2);

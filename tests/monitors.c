@@ -179,10 +179,11 @@ int main(int argc, char **argv)
      suffix: draw
      args: -nn_monitor_draw -nox -nn_monitor
 
-   # saved as a picture without a display (this PETSc writes .ppm; .png needs libpng)
+   # saved as a picture without a display (this PETSc writes .ppm; .png needs libpng); -nox_warning: a PETSc built
+   # without X says so on stderr
    test:
      suffix: draw_save
-     args: -nn_monitor_draw -draw_type image -draw_save monitors.ppm -nn_monitor
+     args: -nn_monitor_draw -draw_type image -draw_save monitors.ppm -nn_monitor -nox_warning
      output_file: output/monitors_draw.out
 
 TEST*/

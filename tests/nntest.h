@@ -146,6 +146,6 @@ static inline PetscErrorCode NNTestVecsEqual(Vec a, Vec b, PetscBool *same)
     if (pa[i] != pb[i]) *same = PETSC_FALSE;
   PetscCall(VecRestoreArrayRead(a, &pa));
   PetscCall(VecRestoreArrayRead(b, &pb));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, NN_MPI_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   PetscFunctionReturn(0);
 }

@@ -49,7 +49,7 @@ static inline PetscErrorCode NNTestPassExpectSetUpError(MPI_Comm comm, const cha
   ierr = NNSetUp(net);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() accepted %s on the device", what);
-  PetscCall(PetscErrorMessage(ierr, &etext, msg));
+  PetscCall(NNErrorMessage(ierr, &etext, msg));
   PetscCheck(*msg, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp() failed without a message");
   PetscCall(PetscStrstr(*msg, expect, &found));
   PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB, "NNSetUp()'s error does not say \"%s\": %s", expect, *msg);

@@ -308,7 +308,7 @@ static PetscErrorCode ExpectError(const char what[], const char prefix[], const 
   PetscCall(VecDestroy(&t));
   PetscCall(NNDestroy(&net));
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected an error, got none", what);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the error message \"%s\" does not contain \"%s\"", what, msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: clear error (%s)\n", what, expect));

@@ -658,7 +658,7 @@ static PetscErrorCode ExpectError(const char name[], const Case *c, PetscBool sp
   PetscCall(VecDestroy(&y));
   PetscCall(NNLayerDestroy(&l));
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   if (verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s\n", msg));

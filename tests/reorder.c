@@ -77,7 +77,7 @@ static PetscErrorCode Compare(const char what[], const char name[], Vec a, Vec b
 
   PetscFunctionBegin;
   PetscCall(VecEqual(a, b, &same));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &same, 1, NN_MPI_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   PetscCall(VecNorm(b, NORM_2, &nb));
   PetscCheck(same, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the %s differs between the two orders", name, what);
   PetscCheck(nb > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the %s is zero: the test checks nothing", name, what);

@@ -279,8 +279,8 @@ static PetscErrorCode CheckProduct(NN net, Mat H, Mat Href, PetscReal tol)
   PetscCall(MatMult(H, v, hv));
   PetscCall(VecEqual(theta, theta0, &same1));
   PetscCall(VecEqual(buf, buf0, &same2));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same1, 1, MPIU_BOOL, MPI_LAND, comm));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same2, 1, MPIU_BOOL, MPI_LAND, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same1, 1, NN_MPI_BOOL, MPI_LAND, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same2, 1, NN_MPI_BOOL, MPI_LAND, comm));
   PetscCall(PetscPrintf(comm, "parameters and buffers restored bitwise after a product: %s\n", same1 && same2 ? "pass" : "FAIL"));
   PetscCall(MatMult(Href, vref, hvref));
   PetscCall(VecScatterCreateToAll(hv, &sc, &hvall));

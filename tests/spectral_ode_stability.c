@@ -93,7 +93,7 @@ static PetscErrorCode RunCase(const char prefix[], const Case *c)
     ierr = NNODECheckStability(net, "lin", 4, re, im, NNODE_STABILITY_ERROR, NULL);
     PetscCall(PetscPopErrorHandler());
     PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no error", c->name);
-    PetscCall(PetscErrorMessage(ierr, &text, &msg));
+    PetscCall(NNErrorMessage(ierr, &text, &msg));
     if (msg) PetscCall(PetscStrstr(msg, "ODE block lin: the step h = 0.25", &found));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: refused with an error naming the block and h: %s\n", c->name, found ? "pass" : "FAIL"));
   }
@@ -125,7 +125,7 @@ static PetscErrorCode ExpectError(const char name[], PetscErrorCode ierr, const 
 
   PetscFunctionBegin;
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Case %s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: clear error (%s)\n", name, expect));

@@ -232,7 +232,7 @@ static PetscErrorCode TestLayoutError(void)
   ierr = BuildUNet(PETSC_COMM_WORLD, NULL, NNLAYERRELU, &net);
   PetscCall(PetscPopErrorHandler());
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "expected an error for concatenating different layouts");
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the error message \"%s\" does not contain \"%s\"", msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "U-Net on 16 columns over 3 ranks: clear error (%s)\n", expect));

@@ -231,7 +231,7 @@ static PetscErrorCode ExpectError(const char name[], PetscBool spatial, const ch
     if (args[i][0] == '-' && !(args[i][1] >= '0' && args[i][1] <= '9')) PetscCall(PetscOptionsClearValue(NULL, args[i]));
   PetscCall(PetscStrToArrayDestroy(nargs, args));
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected an error, got none", name);
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, expect, &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the error message \"%s\" does not contain \"%s\"", name, msg ? msg : "", expect);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: clear error (%s)\n", name, expect));
@@ -255,7 +255,7 @@ static PetscErrorCode TestSetterError(void)
   PetscCall(PetscPopErrorHandler());
   PetscCall(NNDestroy(&net));
   PetscCheck(ierr, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "NNLayerUpsampleSetMode(bicubic): expected an error, got none");
-  PetscCall(PetscErrorMessage(ierr, &text, &msg));
+  PetscCall(NNErrorMessage(ierr, &text, &msg));
   if (msg) PetscCall(PetscStrstr(msg, "unknown mode \"bicubic\"; use nearest or bilinear", &found));
   PetscCheck(found, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "the error message \"%s\" does not name the mode and the valid ones", msg ? msg : "");
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "NNLayerUpsampleSetMode(bicubic): clear error\n"));

@@ -100,7 +100,7 @@ static PetscErrorCode NNLayerSetUp_Activation(NNLayer l)
 #include "activation_passes.h"
 #include <petnn/private/nnrealundef.h>
 
-static PetscErrorCode NNLayerSetFromOptions_LeakyReLU(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_LeakyReLU(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Activation *a = (NNLayer_Activation *)l->data;
 
@@ -294,7 +294,7 @@ PetscErrorCode NNLayerLeakyReLUGetSlope(NNLayer l, PetscReal *slope)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidRealPointer(slope, 2);
+  PetscAssertPointer(slope, 2);
   PetscUseMethod(l, "NNLayerLeakyReLUGetSlope_C", (NNLayer, PetscReal *), (l, slope));
   PetscFunctionReturn(0);
 }

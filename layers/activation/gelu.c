@@ -302,7 +302,7 @@ static PetscErrorCode NNLayerBackwardSingle_GELU(NNLayer l, PetscInt n, const fl
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_GELU(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_GELU(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_GELU *g = (NNLayer_GELU *)l->data;
   PetscBool     avx2 = g->avx2;

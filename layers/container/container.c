@@ -69,7 +69,7 @@ static PetscErrorCode NNLayerContainerAddNamed(NNLayer l, const char kind[], con
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNLayerContainerSetFromOptions(NNLayer l, const char kind[], const char help[], const char man[], PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerContainerSetFromOptions(NNLayer l, const char kind[], const char help[], const char man[], NNOptionItems PetscOptionsObject)
 {
   char          *names[64];
   PetscInt       nnames = 64;

@@ -34,7 +34,7 @@ static PetscErrorCode NNLayerResidualAddLayer_Residual(NNLayer l, NNLayerType ty
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Residual(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Residual(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Residual layer options");

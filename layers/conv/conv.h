@@ -253,10 +253,10 @@ PETSC_INTERN PetscErrorCode NNConvTransposeSingleReset(NNLayer);
 /* convopts.c: per-axis options shared by conv and conv_transpose. A tuple option takes 1 or nd values in
    PyTorch order ((depth,) height, width) into v[] in x, y, z order; a wrong count is recorded in badopt and
    *badcount (reported by set-up: an error inside the options block would leak it) */
-PETSC_INTERN PetscErrorCode NNConvOptionsTuple(NNLayer, PetscOptionItems *, PetscInt, const char[], const char[], const char[], PetscInt[3], char[32], PetscInt *);
+PETSC_INTERN PetscErrorCode NNConvOptionsTuple(NNLayer, NNOptionItems , PetscInt, const char[], const char[], const char[], PetscInt[3], char[32], PetscInt *);
 PETSC_INTERN PetscErrorCode NNConvTupleString(PetscInt, const PetscInt[3], size_t, char[]);
 
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerView_ConvTranspose(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNConvTransposeComposeFunctions(NNLayer, PetscBool);
 
@@ -280,6 +280,6 @@ PETSC_INTERN PetscErrorCode NNConvPartGatherInputGradientSingle(NNLayer, float *
 PETSC_INTERN PetscErrorCode NNConvPartView(NNLayer, PetscViewer);
 
 /* convopts.c */
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerView_Conv(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNConvComposeFunctions(NNLayer, PetscBool); /* compose (PETSC_TRUE) or remove the type-specific setters and getters */

@@ -8,7 +8,7 @@
 #include "conv.h"
 
 /* "a x b (x c)" in PyTorch order (depth, height, width) */
-PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_ConvTranspose(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_ConvTranspose *d = (NNLayer_ConvTranspose *)l->data;
 

@@ -14,7 +14,7 @@ PetscErrorCode NNConvTupleString(PetscInt nd, const PetscInt v[3], size_t len, c
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObject, PetscInt nd, const char opt[], const char text[], const char man[], PetscInt v[3], char badopt[32], PetscInt *badcount)
+PetscErrorCode NNConvOptionsTuple(NNLayer l, NNOptionItems PetscOptionsObject, PetscInt nd, const char opt[], const char text[], const char man[], PetscInt v[3], char badopt[32], PetscInt *badcount)
 {
   PetscInt  a[3], b[4], n = nd, m = 4;
   PetscBool set;
@@ -35,7 +35,7 @@ PetscErrorCode NNConvOptionsTuple(NNLayer l, PetscOptionItems *PetscOptionsObjec
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_Conv(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Conv *d = (NNLayer_Conv *)l->data;
 
@@ -361,7 +361,7 @@ PetscErrorCode NNLayerConvGetThreads(NNLayer l, PetscInt *t)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(t, 2);
+  PetscAssertPointer(t, 2);
   PetscUseMethod(l, "NNLayerConvGetThreads_C", (NNLayer, PetscInt *), (l, t));
   PetscFunctionReturn(0);
 }
@@ -410,7 +410,7 @@ PetscErrorCode NNLayerConvGetWinograd(NNLayer l, PetscInt *m)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(m, 2);
+  PetscAssertPointer(m, 2);
   PetscUseMethod(l, "NNLayerConvGetWinograd_C", (NNLayer, PetscInt *), (l, m));
   PetscFunctionReturn(0);
 }
@@ -459,7 +459,7 @@ PetscErrorCode NNLayerConvGetTileRows(NNLayer l, PetscInt *r)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(r, 2);
+  PetscAssertPointer(r, 2);
   PetscUseMethod(l, "NNLayerConvGetTileRows_C", (NNLayer, PetscInt *), (l, r));
   PetscFunctionReturn(0);
 }

@@ -159,7 +159,7 @@ static PetscErrorCode NNLayerBackwardSingle_Dense(NNLayer l, PetscInt n, const f
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Dense(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Dense(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Dense *d = (NNLayer_Dense *)l->data;
 
@@ -327,7 +327,7 @@ PetscErrorCode NNLayerDenseGetUnits(NNLayer l, PetscInt *units)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(units, 2);
+  PetscAssertPointer(units, 2);
   PetscUseMethod(l, "NNLayerDenseGetUnits_C", (NNLayer, PetscInt *), (l, units));
   PetscFunctionReturn(0);
 }
@@ -351,7 +351,7 @@ PetscErrorCode NNLayerDenseGetBias(NNLayer l, PetscBool *bias)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidBoolPointer(bias, 2);
+  PetscAssertPointer(bias, 2);
   PetscUseMethod(l, "NNLayerDenseGetBias_C", (NNLayer, PetscBool *), (l, bias));
   PetscFunctionReturn(0);
 }

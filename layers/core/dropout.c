@@ -59,7 +59,7 @@ static PetscErrorCode NNLayerDropoutSetRate_Dropout(NNLayer l, PetscReal p)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Dropout(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Dropout(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Dropout *d = (NNLayer_Dropout *)l->data;
   PetscReal        p = d->rate;

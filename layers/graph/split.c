@@ -95,7 +95,7 @@ PetscErrorCode NNLayerSplitGetSizes(NNLayer l, PetscInt *n, const PetscInt *size
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Split(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Split(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Split *d = (NNLayer_Split *)l->data;
   PetscInt       sizes[64], n = 64;

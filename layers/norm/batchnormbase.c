@@ -93,7 +93,7 @@ static PetscErrorCode NNLayerBatchNormGetEpsilon_BatchNorm(NNLayer l, PetscReal 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_BatchNorm(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_BatchNorm(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNBatchNormBase *p = (NNBatchNormBase *)l->data;
   PetscReal        m = p->momentum, eps = p->eps;
@@ -210,7 +210,7 @@ PetscErrorCode NNLayerBatchNormGetMomentum(NNLayer l, PetscReal *m)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidRealPointer(m, 2);
+  PetscAssertPointer(m, 2);
   PetscUseMethod(l, "NNLayerBatchNormGetMomentum_C", (NNLayer, PetscReal *), (l, m));
   PetscFunctionReturn(0);
 }
@@ -234,7 +234,7 @@ PetscErrorCode NNLayerBatchNormGetEpsilon(NNLayer l, PetscReal *eps)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidRealPointer(eps, 2);
+  PetscAssertPointer(eps, 2);
   PetscUseMethod(l, "NNLayerBatchNormGetEpsilon_C", (NNLayer, PetscReal *), (l, eps));
   PetscFunctionReturn(0);
 }

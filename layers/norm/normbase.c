@@ -179,7 +179,7 @@ static PetscErrorCode NNLayerGroupNormSetGroups_Norm(NNLayer l, PetscInt G)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Norm(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Norm(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNNorm   *p   = (NNNorm *)l->data;
   PetscReal eps = p->eps;

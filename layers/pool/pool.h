@@ -18,6 +18,6 @@ typedef struct {
   PetscBool haveforward;        /* arg holds the argmax of a forward pass */
 } NNLayer_Pool;
 
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerView_Pool(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNPoolComposeFunctions(NNLayer, PetscBool); /* compose (PETSC_TRUE) or remove the type-specific setters */

@@ -5,7 +5,7 @@
 */
 #include "pool.h"
 
-PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_Pool(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Pool *d = (NNLayer_Pool *)l->data;
 
@@ -160,7 +160,7 @@ PetscErrorCode NNLayerPoolGetKernelSize(NNLayer l, PetscInt *k)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(k, 2);
+  PetscAssertPointer(k, 2);
   PetscUseMethod(l, "NNLayerPoolGetKernelSize_C", (NNLayer, PetscInt *), (l, k));
   PetscFunctionReturn(0);
 }
@@ -184,7 +184,7 @@ PetscErrorCode NNLayerPoolGetStride(NNLayer l, PetscInt *s)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(s, 2);
+  PetscAssertPointer(s, 2);
   PetscUseMethod(l, "NNLayerPoolGetStride_C", (NNLayer, PetscInt *), (l, s));
   PetscFunctionReturn(0);
 }
@@ -208,7 +208,7 @@ PetscErrorCode NNLayerPoolGetPadding(NNLayer l, PetscInt *p)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(p, 2);
+  PetscAssertPointer(p, 2);
   PetscUseMethod(l, "NNLayerPoolGetPadding_C", (NNLayer, PetscInt *), (l, p));
   PetscFunctionReturn(0);
 }

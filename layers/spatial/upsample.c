@@ -174,7 +174,7 @@ static PetscErrorCode NNLayerBackwardSingle_Upsample(NNLayer l, PetscInt n PETSC
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLayerSetFromOptions_Upsample(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_Upsample(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_Upsample *d = (NNLayer_Upsample *)l->data;
 
@@ -358,7 +358,7 @@ PetscErrorCode NNLayerUpsampleGetScale(NNLayer l, PetscInt *s)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidIntPointer(s, 2);
+  PetscAssertPointer(s, 2);
   PetscUseMethod(l, "NNLayerUpsampleGetScale_C", (NNLayer, PetscInt *), (l, s));
   PetscFunctionReturn(0);
 }
@@ -387,7 +387,7 @@ PetscErrorCode NNLayerUpsampleSetMode(NNLayer l, const char mode[])
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidCharPointer(mode, 2);
+  PetscAssertPointer(mode, 2);
   PetscTryMethod(l, "NNLayerUpsampleSetMode_C", (NNLayer, const char[]), (l, mode));
   PetscFunctionReturn(0);
 }

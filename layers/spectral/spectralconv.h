@@ -107,7 +107,7 @@ PETSC_INTERN PetscErrorCode NNSpectralFFTView(NNSpectralFFT, PetscViewer);
 enum { NN_FFT_R2C_IN, NN_FFT_C2R_OUT, NN_FFT_R2C_OUT, NN_FFT_C2R_IN };
 
 /* spectralconvopts.c */
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_SpectralConv(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_SpectralConv(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerView_SpectralConv(NNLayer, PetscViewer);
 PETSC_INTERN PetscErrorCode NNSpectralConvComposeFunctions(NNLayer, PetscBool);
 

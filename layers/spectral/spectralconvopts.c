@@ -6,7 +6,7 @@
 
 static const char *const NNSpectralPlanTypes[] = {"estimate", "measure", "NNSpectralPlan", "NN_SPECTRAL_PLAN_", NULL};
 
-PetscErrorCode NNLayerSetFromOptions_SpectralConv(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_SpectralConv(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_SpectralConv *d = (NNLayer_SpectralConv *)l->data;
   PetscInt              m[4], n = 4, plan = d->plan;
@@ -131,7 +131,7 @@ PetscErrorCode NNLayerSpectralConvSetModes(NNLayer l, PetscInt n, const PetscInt
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  if (n) PetscValidIntPointer(m, 3);
+  if (n) PetscAssertPointer(m, 3);
   PetscTryMethod(l, "NNLayerSpectralConvSetModes_C", (NNLayer, PetscInt, const PetscInt[]), (l, n, m));
   PetscFunctionReturn(0);
 }

@@ -382,7 +382,7 @@ PetscErrorCode NNCreateHessian(NN net, PetscInt n, Vec x, Vec t, Mat *H)
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidHeaderSpecific(x, VEC_CLASSID, 3);
   PetscValidHeaderSpecific(t, VEC_CLASSID, 4);
-  PetscValidPointer(H, 5);
+  PetscAssertPointer(H, 5);
   PetscCall(NNSetUp(net));
   PetscCheck(n > 0 && n <= net->nbatch, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "Hessian of a batch of %" PetscInt_FMT " samples: valid sizes are 1 to the batch size %" PetscInt_FMT, n, net->nbatch);
   PetscCall(NNParallelGet(net, &p));
@@ -451,7 +451,7 @@ PetscErrorCode NNCreateHessianData(NN net, NNData data, PetscInt N, Mat *H)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidHeaderSpecific(data, NNDATA_CLASSID, 2);
-  PetscValidPointer(H, 4);
+  PetscAssertPointer(H, 4);
   PetscCall(NNSetUp(net));
   PetscCall(NNParallelGet(net, &p));
   PetscCall(NNCreateHessianData_Private(net, data, N, p->tcomm, training, H));
@@ -513,7 +513,7 @@ PetscErrorCode NNHessianGetNumProducts(Mat H, PetscInt *n)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(H, MAT_CLASSID, 1);
-  PetscValidIntPointer(n, 2);
+  PetscAssertPointer(n, 2);
   PetscCall(MatShellGetContext(H, &c));
   *n = c->nmult;
   PetscFunctionReturn(0);

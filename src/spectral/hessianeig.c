@@ -38,6 +38,7 @@ static PetscErrorCode NNHessianEigenSolve(Mat H, PetscInt nev, PetscBool negativ
   if (x && nc) PetscCall(EPSGetEigenvector(eps, 0, x, NULL));
   PetscCall(EPSDestroy(&eps));
 #else
+  (void)H;
   (void)nev;
   (void)negative;
   (void)nconv;

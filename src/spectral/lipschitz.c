@@ -265,7 +265,7 @@ PetscErrorCode NNComputeLipschitzBound(NN net, PetscReal *bound)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidRealPointer(bound, 2);
+  PetscAssertPointer(bound, 2);
   PetscCall(NNLipschitzProduct(net, &w, bound));
   PetscFunctionReturn(0);
 }

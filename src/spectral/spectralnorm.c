@@ -21,9 +21,9 @@
 #include <petnn/private/spectralimpl.h>
 #include <petnn/private/reducerimpl.h>
 
-static PetscErrorCode NNSpectralNormDestroy(void *ctx)
+static PetscErrorCode NNSpectralNormDestroy(NNContainerDestroyArg ctx)
 {
-  NNSpectralNorm *sn = (NNSpectralNorm *)ctx;
+  NNSpectralNorm *sn = (NNSpectralNorm *)NNContainerCtx(ctx);
 
   PetscFunctionBegin;
   PetscCall(NNLinearOpDestroy(&sn->op));
@@ -88,7 +88,7 @@ PetscErrorCode NNLayerSetSpectralNorm(NNLayer l, PetscReal c, PetscInt its)
     PetscCall(PetscNew(&sn));
     PetscCall(PetscContainerCreate(PetscObjectComm((PetscObject)l), &cont));
     PetscCall(PetscContainerSetPointer(cont, sn));
-    PetscCall(PetscContainerSetUserDestroy(cont, NNSpectralNormDestroy));
+    PetscCall(NNContainerSetCtxDestroy(cont, NNSpectralNormDestroy));
     PetscCall(PetscObjectCompose((PetscObject)l, "NNSpectralNorm", (PetscObject)cont));
     PetscCall(PetscContainerDestroy(&cont));
   }
@@ -126,7 +126,7 @@ PetscErrorCode NNLayerGetSpectralNorm(NNLayer l, PetscReal *c, PetscInt *its)
 }
 
 /* the layer's -spectral_norm options, inside NNLayerSetFromOptions()'s options block */
-PetscErrorCode NNLayerSetFromOptions_SpectralNorm(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_SpectralNorm(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   PetscReal c   = 0;
   PetscInt  its = 1;

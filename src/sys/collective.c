@@ -63,7 +63,7 @@ PetscErrorCode NNCollectiveError(MPI_Comm comm, PetscErrorCode ierr, PetscBool t
   char *specific = NULL;
 
   PetscFunctionBegin;
-  if (ierr) PetscCall(PetscErrorMessage(ierr, NULL, &specific));
+  if (ierr) PetscCall(NNErrorMessage(ierr, NULL, &specific));
   PetscCall(NNCollectiveCheck(comm, ierr, tellrank, what, specific));
   PetscFunctionReturn(0);
 }

@@ -1,4 +1,5 @@
 /* Per-sample tensor shapes. */
+#include <string.h>
 #include <petnn/private/nnimpl.h>
 
 /*@C
@@ -56,7 +57,14 @@ PetscErrorCode NNShapeToString(const NNShape *s, size_t len, char str[])
   PetscFunctionReturn(0);
 }
 
-/* "a b c": the names registered in a type list, for error messages that say what is valid */
+static int NNCompareNames(const void *a, const void *b)
+{
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  return strcmp(x ? x : "", y ? y : "");
+}
+
+/* "a b c": the names registered in a type list in alphabetical order, for error messages that say what is valid
+   (PETSc 3.18 keeps them in registration order, later releases in a hash table's order) */
 PetscErrorCode NNTypeListString(PetscFunctionList list, size_t len, char str[])
 {
   const char **names;
@@ -65,6 +73,7 @@ PetscErrorCode NNTypeListString(PetscFunctionList list, size_t len, char str[])
   PetscFunctionBegin;
   str[0] = 0;
   PetscCall(PetscFunctionListGet(list, &names, &n));
+  qsort(names, (size_t)n, sizeof(*names), NNCompareNames);
   for (int i = 0; i < n; i++) {
     if (!names[i] || !names[i][0]) continue;
     if (str[0]) PetscCall(PetscStrlcat(str, " ", len));

@@ -77,7 +77,7 @@ PetscErrorCode NNMGRITCreate(MPI_Comm comm, NNMGRIT *mg)
   NNMGRIT m;
 
   PetscFunctionBegin;
-  PetscValidPointer(mg, 2);
+  PetscAssertPointer(mg, 2);
   PetscCall(NNMGRITInitializePackage());
   PetscCall(PetscHeaderCreate(m, NNMGRIT_CLASSID, "NNMGRIT", "Multigrid reduction in time", "NNMGRIT", comm, NNMGRITDestroy, NNMGRITView));
   m->t0         = 0.0;

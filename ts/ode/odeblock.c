@@ -57,7 +57,7 @@ static PetscErrorCode NNLayerODEAddLayer_ODE(NNLayer l, NNLayerType type, const 
 
 /* ---------------------------------------------------------------- options */
 
-static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLayerSetFromOptions_ODE(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_ODE *o = (NNLayer_ODE *)l->data;
   PetscInt     N, Nts, nt = 64;

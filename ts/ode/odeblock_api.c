@@ -461,7 +461,7 @@ PetscErrorCode NNLayerODEGetMGRIT(NNLayer l, NNMGRIT *mg)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidPointer(mg, 2);
+  PetscAssertPointer(mg, 2);
   *mg = NULL;
   PetscTryMethod(l, "NNLayerODEGetMGRIT_C", (NNLayer, NNMGRIT *), (l, mg));
   PetscFunctionReturn(0);

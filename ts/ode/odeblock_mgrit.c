@@ -89,7 +89,7 @@ static PetscErrorCode NNODEMGRITGetObject(NNLayer l, PetscBool fromoptions)
 }
 
 /* the block's layer-parallel options, whatever the scheme (inside its options section) */
-PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_ODE  *o   = (NNLayer_ODE *)l->data;
   NNODEParallel par = o->parallel;

@@ -354,7 +354,7 @@ PetscErrorCode NNODECreateJacobian(NN net, const char block[], PetscInt n, Vec x
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidHeaderSpecific(x, VEC_CLASSID, 4);
-  PetscValidPointer(J, 7);
+  PetscAssertPointer(J, 7);
   PetscCall(NNODEGetBlock(net, block, &l, &pos));
   PetscCall(NNODEBlockInput(net, pos, n, x, &xin));
   PetscCall(NNODEJacobianCreate(net, l, n, xin, sample, step, J));

@@ -8,7 +8,7 @@
 #include <petnn/private/odeimpl.h>
 #include <petnn/private/spectralimpl.h>
 
-PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   NNLayer_ODE      *o = (NNLayer_ODE *)l->data;
   PetscViewer       v = NULL;
@@ -284,7 +284,7 @@ PetscErrorCode NNODESpectrumViewFromOptions(NN net, NNData data)
     PetscCheck(data, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_NULL, "ODE block %s: -%sspectrum_view and -%sstability_check need data for the block's states", ((PetscObject)l)->name, NNODEPrefix(l), NNODEPrefix(l));
     PetscCall(NNSlepcInitialize());
     if (!NN_ODESpectrum) PetscCall(PetscLogEventRegister("NNODESpectrum", NNLAYER_CLASSID, &NN_ODESpectrum));
-    if (o->spec.view) PetscCall(PetscOptionsGetViewer(PetscObjectComm((PetscObject)net), ((PetscObject)l)->options, ((PetscObject)l)->prefix, "-spectrum_view", &v, &fmt, &flg));
+    if (o->spec.view) PetscCall(PetscOptionsCreateViewer(PetscObjectComm((PetscObject)net), ((PetscObject)l)->options, ((PetscObject)l)->prefix, "-spectrum_view", &v, &fmt, &flg));
     if (v) PetscCall(PetscViewerPushFormat(v, fmt));
     PetscCall(NNODESpectrumViewData(net, l, i, data, v));
     if (v) PetscCall(PetscViewerPopFormat(v));

@@ -267,8 +267,8 @@ PetscErrorCode NNODECheckStability(NN net, const char block[], PetscInt n, const
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscCheck(n >= 0, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_OUTOFRANGE, "%" PetscInt_FMT " eigenvalues: give n >= 0", n);
-  if (n) PetscValidRealPointer(re, 4);
-  if (n) PetscValidRealPointer(im, 5);
+  if (n) PetscAssertPointer(re, 4);
+  if (n) PetscAssertPointer(im, 5);
   PetscCall(NNODEGetBlock(net, block, &l, &pos));
   PetscCall(NNODEGetStabilityFn(l, &fn));
   PetscCall(NNODEStabilityCompute(l, &fn, n, re, im, &s));

@@ -13,7 +13,7 @@ typedef struct {
 
 PETSC_INTERN const char    *NNLayerContainerPrefix(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerContainerAddLayer(NNLayer, const char[], NNLayerType, const char[], NNLayer *);
-PETSC_INTERN PetscErrorCode NNLayerContainerSetFromOptions(NNLayer, const char[], const char[], const char[], PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerContainerSetFromOptions(NNLayer, const char[], const char[], const char[], NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerContainerSetUpChildren(NNLayer, NNShape *);
 PETSC_INTERN PetscBool      NNLayerContainerSameShape(const NNShape *, const NNShape *);
 PETSC_INTERN PetscErrorCode NNLayerContainerCheckLayout(NNLayer, const char[], const char[], DM, DM);

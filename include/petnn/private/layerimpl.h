@@ -36,7 +36,7 @@ typedef struct {
 
 typedef struct _NNLayerOps *NNLayerOps;
 struct _NNLayerOps {
-  PetscErrorCode (*setfromoptions)(NNLayer, PetscOptionItems *);
+  PetscErrorCode (*setfromoptions)(NNLayer, NNOptionItems );
   /* given inshape and nbatch: set outshape, declare tensors, allocate workspace */
   PetscErrorCode (*setup)(NNLayer);
   /* y = f(x) for the first n samples; keep what backward needs */
@@ -194,7 +194,7 @@ PETSC_INTERN PetscErrorCode NNLayerBackwardMulti(NNLayer, PetscInt, PetscInt, Ve
 PETSC_INTERN PetscErrorCode NNLayerGraphReset(NNLayer); /* frees the graph arrays but the named inputs */
 PETSC_INTERN PetscErrorCode NNLayerGraphDestroy(NNLayer);
 /* set by the package registration (src/sys/dlregis.c): the layer options and set-up of spectral normalization (src/spectral/spectralnorm.c) */
-PETSC_INTERN PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode (*NNLayerSetUpHook)(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerSetUpLocalSize(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerGetEvents(const char[], PetscLogEvent *, PetscLogEvent *); /* forward and backward events of a type (-log_view) */
@@ -237,7 +237,7 @@ PETSC_EXTERN PetscErrorCode NNDevicePartColumnsAllgather(NNPartColumns *, NNPrec
 /* errors unless the layer's partition is one of the given ones (its type supports them) */
 PETSC_EXTERN PetscErrorCode NNLayerCheckPartition(NNLayer, PetscInt, const NNLayerPartition[]);
 PETSC_EXTERN MPI_Comm       NNLayerGetPartitionComm(NNLayer); /* l->part.comm, or the layer's communicator when unset */
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerCheckWhole(NNLayer, const char[]);
 PETSC_INTERN PetscErrorCode NNLayerShardSetUp(NNLayer);
 PETSC_INTERN PetscErrorCode NNLayerShardBegin(NNLayer, PetscBool);

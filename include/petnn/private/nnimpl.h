@@ -66,7 +66,7 @@ typedef struct {
 
 typedef struct _NNOptOps *NNOptOps;
 struct _NNOptOps {
-  PetscErrorCode (*setfromoptions)(NNOpt, PetscOptionItems *);
+  PetscErrorCode (*setfromoptions)(NNOpt, NNOptionItems );
   PetscErrorCode (*setup)(NNOpt, Vec); /* create state vectors shaped like the parameters */
   PetscErrorCode (*step)(NNOpt, PetscReal, Vec, Vec);
   /* the step on the device (set by types with device kernels, built with PETNN_HAVE_CUDA): the parameters of the
@@ -112,13 +112,13 @@ PETSC_EXTERN PetscErrorCode NNOptStepDevice(NNOpt, NN);
 PETSC_INTERN PetscBool      NNOptHasDeviceStep(NNOpt);
 PETSC_INTERN PetscErrorCode NNOptDeviceSyncHost(NNOpt);
 PETSC_INTERN PetscErrorCode NNOptDeviceReset(NNOpt);
-PETSC_INTERN PetscErrorCode NNOptSetFromOptions_Private(NNOpt, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNOptSetFromOptions_Private(NNOpt, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNOptStepRange(NNOpt, PetscInt, PetscInt, Vec, const PetscScalar[]); /* a step on a slice of the parameters */
 
 /* ---------------------------------------------------------------- data sets */
 typedef struct _NNDataOps *NNDataOps;
 struct _NNDataOps {
-  PetscErrorCode (*setfromoptions)(NNData, PetscOptionItems *);
+  PetscErrorCode (*setfromoptions)(NNData, NNOptionItems );
   PetscErrorCode (*setup)(NNData); /* read the files; set nsamples, shape, ntarget */
   /* copy samples idx[0..n) into x ([n][size(shape)]) and t ([n][ntarget]) */
   PetscErrorCode (*getbatch)(NNData, PetscInt, const PetscInt[], PetscScalar *, PetscScalar *);
@@ -302,7 +302,7 @@ PETSC_INTERN PetscErrorCode NNSingleParameters(NN);                             
 PETSC_INTERN PetscErrorCode NNSingleAddGradient(NNLayer, PetscInt, PetscScalar *);
 
 /* the device (src/nn/interface/nndevice.c; the CUDA parts in nndevice_cuda.c, built with PETNN_HAVE_CUDA) */
-PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNSetFromOptions_Device(NN, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNDeviceSetUp(NN);
 PETSC_INTERN PetscErrorCode NNDeviceReset(NN);
 PETSC_INTERN PetscErrorCode NNDeviceView(NN, PetscViewer);
@@ -397,7 +397,7 @@ PETSC_INTERN PetscInt       NNTensorOffset(NNLayer, const NNTensor *); /* in the
 /* process grid (src/nn/interface/grid.c) */
 PETSC_INTERN MPI_Comm       NNGetLayerComm(NN); /* the layers' communicator: the rank's spatial group */
 PETSC_EXTERN MPI_Comm       NNGetPartitionComm(NN); /* partitioned layers split their weights over it: the model ranks (or the layer communicator) */
-PETSC_INTERN PetscErrorCode NNSetFromOptions_Parallel(NN, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNSetFromOptions_Parallel(NN, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNParallelDestroy(NNParallel *);
 PETSC_INTERN PetscErrorCode NNParallelView(NN, PetscViewer);
 

@@ -189,7 +189,7 @@ PETSC_INTERN PetscErrorCode NNODEDestroyTS(NNLayer);
 /* ts/ode/odeblock.c: the scheme in use, from -scheme and -parallel */
 PETSC_INTERN PetscErrorCode NNODESchemeSelect(NNLayer);
 /* ts/ode/odeblock_spectrumview.c: -spectrum_* and -stability_check */
-PETSC_INTERN PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNODESetFromOptions_Spectrum(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNODESpectrumCheckOptions(NNLayer);
 /* ts/ode/odeblock_api.c: the type-specific setters, composed on the block */
 PETSC_INTERN PetscErrorCode NNODEComposeSetters(NNLayer, PetscBool);
@@ -200,7 +200,7 @@ PETSC_INTERN PetscErrorCode NNODEActsBegin(NNLayer, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode NNODEDestroyActs(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEStageActs_TS(NNLayer, PetscInt, Vec, PetscBool, Vec **);
 /* ts/ode/odeblock_mgrit*.c: the mgrit scheme */
-PETSC_INTERN PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNODESetFromOptions_MGRIT(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNODECompose_MGRIT(NNLayer, PetscBool);
 PETSC_INTERN PetscErrorCode NNODEMGRITTableau(NNLayer);
 PETSC_INTERN PetscErrorCode NNODEMGRITCacheAllowed(NNLayer, PetscBool *);

@@ -91,7 +91,7 @@ typedef struct {
   NNLinearOp *op;    /* convolutions: the operator on one sample, kept between steps */
 } NNSpectralNorm;
 PETSC_INTERN PetscErrorCode NNLayerGetSpectralNorm_Private(NNLayer, NNSpectralNorm **); /* NULL: off */
-PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_SpectralNorm(NNLayer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNLayerSetFromOptions_SpectralNorm(NNLayer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNLayerSetUp_SpectralNorm(NNLayer);
 
 

@@ -110,7 +110,7 @@ PETSC_INTERN PetscErrorCode NNTrainEpochs(NN, NNTrainLoop *);
 PETSC_INTERN PetscErrorCode NNTrainerMonitorStep(NNTrainer, PetscInt, PetscInt, PetscReal); /* calls every step monitor */
 PETSC_INTERN PetscErrorCode NNTrainMonitorEpoch(NN, NNTrainLoop *, PetscInt, PetscLogDouble);
 /* the built-in monitors and the epoch monitors (src/trainer/interface/trainmonitors.c, trainprogress.c, traincurves.c) */
-PETSC_INTERN PetscErrorCode NNTrainerMonitorsSetFromOptions_Private(NNTrainer, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode NNTrainerMonitorsSetFromOptions_Private(NNTrainer, NNOptionItems );
 PETSC_INTERN PetscErrorCode NNTrainerMonitorsDestroy_Private(NNTrainer);
 PETSC_INTERN PetscBool      NNTrainerHasEpochMonitors(NNTrainer);
 PETSC_INTERN PetscErrorCode NNTrainerMonitorEpochCall(NNTrainer, PetscInt, PetscReal, PetscReal, PetscReal, PetscReal, PetscLogDouble);

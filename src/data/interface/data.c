@@ -50,7 +50,7 @@ PetscErrorCode NNDataCreate(MPI_Comm comm, NNData *data)
   NNData d;
 
   PetscFunctionBegin;
-  PetscValidPointer(data, 2);
+  PetscAssertPointer(data, 2);
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscHeaderCreate(d, NNDATA_CLASSID, "NNData", "Neural network data set", "NNData", comm, NNDataDestroy, NNDataView));
   d->distribute = PETSC_TRUE;

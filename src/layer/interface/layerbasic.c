@@ -15,7 +15,7 @@ PetscErrorCode NNLayerCreate(MPI_Comm comm, NNLayer *layer)
   NNLayer l;
 
   PetscFunctionBegin;
-  PetscValidPointer(layer, 2);
+  PetscAssertPointer(layer, 2);
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscHeaderCreate(l, NNLAYER_CLASSID, "NNLayer", "Neural network layer", "NNLayer", comm, NNLayerDestroy, NNLayerView));
   l->training = PETSC_TRUE;

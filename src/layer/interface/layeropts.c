@@ -4,7 +4,7 @@
 #include <petnn/private/nnimpl.h>
 
 /* options of a layer that another part of the library reads (-<prefix>spectral_norm: src/spectral), set by the package registration */
-PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, PetscOptionItems *) = NULL;
+PetscErrorCode (*NNLayerSetFromOptionsHook)(NNLayer, NNOptionItems ) = NULL;
 
 /* the layers being configured, outermost first: a residual or ODE block whose -<name>_layers lists
    the block itself or a block around it would otherwise nest without end */

@@ -19,7 +19,7 @@ void NNPartitionRange(PetscInt n, PetscMPIInt r, PetscMPIInt size, PetscInt *sta
 }
 
 /* reads -<prefix>partition as a string, so an unknown value gets an error listing the valid ones */
-PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNLayerSetFromOptions_Partition(NNLayer l, NNOptionItems PetscOptionsObject)
 {
   char      value[64];
   PetscBool flg;
@@ -95,7 +95,7 @@ PetscErrorCode NNLayerGetPartition(NNLayer l, NNLayerPartition *part)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscValidPointer(part, 2);
+  PetscAssertPointer(part, 2);
   *part = l->part.shard ? NN_PARTITION_SHARD : l->part.type;
   PetscFunctionReturn(0);
 }

@@ -7,7 +7,7 @@ PetscErrorCode PetscConcat(NNPartColumnsAllgather, NN_SUFFIX)(NNPartColumns *p, 
 {
   PetscMPIInt *cnt, *dsp, me;
   PetscInt     c = p->cnt[p->rank], off = 0;
-  NN_REAL     *work;
+  NN_REAL     *work = NULL;
 
   PetscFunctionBegin;
   PetscCheck(n <= p->maxrows, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "All-gather of %" PetscInt_FMT " rows; set up for %" PetscInt_FMT, n, p->maxrows);

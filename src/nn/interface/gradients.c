@@ -114,7 +114,7 @@ PetscErrorCode NNSaveGradients(NN net, const char file[], PetscInt n, Vec x, Vec
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidCharPointer(file, 2);
+  PetscAssertPointer(file, 2);
   PetscValidHeaderSpecific(x, VEC_CLASSID, 4);
   PetscValidHeaderSpecific(t, VEC_CLASSID, 5);
   PetscCall(NNSetUp(net));

@@ -228,7 +228,7 @@ PetscErrorCode NNGetModelRanks(NN net, PetscInt *M)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidIntPointer(M, 2);
+  PetscAssertPointer(M, 2);
   *M = net->par ? net->par->M : 1;
   PetscFunctionReturn(0);
 }
@@ -370,7 +370,7 @@ PetscErrorCode NNSetTournament(NN net, PetscInt interval, PetscInt samples)
 }
 
 /* options of the grid, load balancing and tournaments; called by NNSetFromOptions() before it adds layers */
-PetscErrorCode NNSetFromOptions_Parallel(NN net, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNSetFromOptions_Parallel(NN net, NNOptionItems PetscOptionsObject)
 {
   NNParallel p = NULL;
   PetscInt   K, D, M, S;

@@ -24,7 +24,7 @@ PetscErrorCode NNCreate(MPI_Comm comm, NN *net)
   NN nn;
 
   PetscFunctionBegin;
-  PetscValidPointer(net, 2);
+  PetscAssertPointer(net, 2);
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscHeaderCreate(nn, NN_CLASSID, "NN", "Neural network", "NN", comm, NNDestroy, NNView));
   nn->nbatch            = 128;

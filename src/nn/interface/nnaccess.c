@@ -56,7 +56,7 @@ PetscErrorCode NNGetNumMovedActivations(NN net, PetscInt *nmoved)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidIntPointer(nmoved, 2);
+  PetscAssertPointer(nmoved, 2);
   *nmoved = net->reorder.nmoved;
   PetscFunctionReturn(0);
 }
@@ -195,7 +195,7 @@ PetscErrorCode NNGetBuffers(NN net, Vec *buf)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(buf, 2);
+  PetscAssertPointer(buf, 2);
   *buf = net->buf;
   PetscFunctionReturn(0);
 }

@@ -46,7 +46,7 @@ const char *const NNDevices[] = {"cpu", "cuda", "NNDevice", "NN_DEVICE_", NULL};
 PetscErrorCode NNDeviceIsAvailable(NNDevice dev, PetscBool *avail, size_t len, char why[])
 {
   PetscFunctionBegin;
-  PetscValidBoolPointer(avail, 2);
+  PetscAssertPointer(avail, 2);
   *avail = PETSC_FALSE;
   if (why && len) why[0] = 0;
   if (dev == NN_DEVICE_CPU) {
@@ -147,7 +147,7 @@ PetscErrorCode NNGetDevice(NN net, NNDevice *dev)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(dev, 2);
+  PetscAssertPointer(dev, 2);
   *dev = net->dev.type;
   PetscFunctionReturn(0);
 }
@@ -194,7 +194,7 @@ PetscErrorCode NNGetCUDATF32(NN net, PetscBool *flg)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidBoolPointer(flg, 2);
+  PetscAssertPointer(flg, 2);
   *flg = net->dev.tf32;
   PetscFunctionReturn(0);
 }
@@ -206,7 +206,7 @@ PetscErrorCode NNGetCUDATF32(NN net, PetscBool *flg)
 #endif
 
 /* -nn_device, -nn_cuda_tf32 (called by NNSetFromOptions()) */
-PetscErrorCode NNSetFromOptions_Device(NN net, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNSetFromOptions_Device(NN net, NNOptionItems PetscOptionsObject)
 {
   NNDevice  dev = net->dev.type;
   PetscBool flg, tf32 = net->dev.tf32;

@@ -61,8 +61,12 @@ static PetscErrorCode NNLayerGetDeviceEvents(const char type[], PetscLogEvent *f
 /* whether -log_view (or another default log handler) is collecting: then the layers' CUDA events are recorded */
 static PetscBool NNDeviceTiming(void)
 {
-#if defined(PETSC_USE_LOG)
+#if defined(PETSC_USE_LOG) && PETSC_VERSION_LT(3, 20, 0)
   return (PetscBool)(PetscLogPLB && petsc_stageLog && petsc_stageLog->stageInfo[petsc_stageLog->curStage].perfInfo.active);
+#elif defined(PETSC_USE_LOG) /* 3.20 replaced the stage log by log handlers */
+  PetscLogHandler h = NULL;
+  if (PetscLogGetDefaultHandler(&h)) return PETSC_FALSE;
+  return (PetscBool)(h != NULL);
 #else
   return PETSC_FALSE;
 #endif
@@ -76,11 +80,26 @@ static PetscErrorCode NNDeviceLogTime(PetscLogEvent e, cudaEvent_t a, cudaEvent_
   float ms = 0;
 
   PetscFunctionBegin;
-#if defined(PETSC_USE_LOG)
+#if defined(PETSC_USE_LOG) && PETSC_VERSION_LT(3, 20, 0)
   {
     PetscEventPerfLog log = petsc_stageLog->stageInfo[petsc_stageLog->curStage].eventLog;
     NNCallCUDA(cudaEventElapsedTime(&ms, a, b));
     if (e < log->numEvents && log->eventInfo[e].active) log->eventInfo[e].time += ms * 1e-3;
+  }
+#elif defined(PETSC_USE_LOG) /* the default log handler's record of event e in the current stage */
+  {
+    PetscLogHandler     h = NULL;
+    PetscLogState       state;
+    PetscLogStage       stage;
+    PetscEventPerfInfo *info;
+    PetscCall(PetscLogGetDefaultHandler(&h));
+    if (h) {
+      PetscCall(PetscLogGetState(&state));
+      PetscCall(PetscLogStateGetCurrentStage(state, &stage));
+      PetscCall(PetscLogHandlerGetEventPerfInfo(h, stage, e, &info));
+      NNCallCUDA(cudaEventElapsedTime(&ms, a, b));
+      if (info->active) info->time += ms * 1e-3;
+    }
   }
 #else
   (void)e, (void)a, (void)b, (void)ms;

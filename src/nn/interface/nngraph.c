@@ -457,7 +457,7 @@ PetscErrorCode NNGetType(NN net, NNType *type)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(type, 2);
+  PetscAssertPointer(type, 2);
   *type = ((PetscObject)net)->type_name;
   PetscFunctionReturn(0);
 }

@@ -72,7 +72,7 @@ PetscErrorCode NNGetPrecision(NN net, NNPrecision *prec)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(prec, 2);
+  PetscAssertPointer(prec, 2);
   *prec = net->prec.type;
   PetscFunctionReturn(0);
 }

@@ -88,7 +88,7 @@ PetscErrorCode NNGetAutoRepartition(NN net, PetscBool *flg)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidBoolPointer(flg, 2);
+  PetscAssertPointer(flg, 2);
   *flg = net->repart.on;
   PetscFunctionReturn(0);
 }

@@ -40,7 +40,7 @@ PetscErrorCode NNOptCreate(MPI_Comm comm, NNOpt *opt)
   NNOpt o;
 
   PetscFunctionBegin;
-  PetscValidPointer(opt, 2);
+  PetscAssertPointer(opt, 2);
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscHeaderCreate(o, NNOPT_CLASSID, "NNOpt", "Neural network optimizer", "NNOpt", comm, NNOptDestroy, NNOptView));
   o->lr0 = o->lr = 1e-3;
@@ -148,7 +148,7 @@ PetscErrorCode NNOptSetFromOptions(NNOpt o)
 
 /* the optimizer's options read inside an open options block (its own, or its trainer's, as
    TSAdaptSetFromOptions() reads inside TSSetFromOptions()'s block) */
-PetscErrorCode NNOptSetFromOptions_Private(NNOpt o, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNOptSetFromOptions_Private(NNOpt o, NNOptionItems PetscOptionsObject)
 {
   char      type[64], sched[16];
   PetscBool flg;

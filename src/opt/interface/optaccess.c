@@ -20,7 +20,7 @@ PetscErrorCode NNOptGetNumSteps(NNOpt opt, PetscInt *nsteps)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(opt, NNOPT_CLASSID, 1);
-  PetscValidIntPointer(nsteps, 2);
+  PetscAssertPointer(nsteps, 2);
   *nsteps = opt->nsteps;
   PetscFunctionReturn(0);
 }
@@ -44,7 +44,7 @@ PetscErrorCode NNOptGetNumStates(NNOpt opt, PetscInt *n)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(opt, NNOPT_CLASSID, 1);
-  PetscValidIntPointer(n, 2);
+  PetscAssertPointer(n, 2);
   *n = opt->nstate;
   PetscFunctionReturn(0);
 }

@@ -101,7 +101,7 @@ PetscErrorCode NNReducerSetType(NNReducer r, const char type[])
 }
 
 /* the reducer's options, read in an options block (the reducer's own or the network's) */
-static PetscErrorCode NNReducerSetFromOptions_Private(NNReducer r, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNReducerSetFromOptions_Private(NNReducer r, NNOptionItems PetscOptionsObject)
 {
   PetscReal mb = r->bucket_mb;
   PetscBool sh = r->shard, flg;
@@ -116,7 +116,7 @@ static PetscErrorCode NNReducerSetFromOptions_Private(NNReducer r, PetscOptionIt
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNReducerOptionsHandler(PetscObject obj PETSC_UNUSED, PetscOptionItems *PetscOptionsObject, void *ctx)
+static PetscErrorCode NNReducerOptionsHandler(PetscObject obj PETSC_UNUSED, NNOptionItems PetscOptionsObject, void *ctx)
 {
   PetscFunctionBegin;
   PetscCall(NNReducerSetFromOptions_Private((NNReducer)ctx, PetscOptionsObject));

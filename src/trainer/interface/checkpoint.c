@@ -268,7 +268,7 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidCharPointer(file, 2);
+  PetscAssertPointer(file, 2);
   PetscCall(NNSetUp(net));
   PetscCall(NNGetTrainerCursor(net, NULL, NULL)); /* the trainer's optimizer, set up on the parameters */
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
@@ -441,7 +441,7 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidCharPointer(file, 2);
+  PetscAssertPointer(file, 2);
   PetscCall(NNSetUp(net));
   PetscCall(NNGetTrainerCursor(net, NULL, NULL)); /* the trainer's optimizer, set up on the parameters */
   PetscCall(PetscObjectGetComm((PetscObject)net, &comm));
@@ -470,7 +470,7 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
       PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
     }
   }
-  PetscCallMPI(MPI_Bcast(&ld.hasopt, 1, MPIU_BOOL, 0, tcomm));
+  PetscCallMPI(MPI_Bcast(&ld.hasopt, 1, NN_MPI_BOOL, 0, tcomm));
   PetscCallMPI(MPI_Bcast(&ld.nsteps, 1, MPIU_INT64, 0, tcomm));
   PetscCallMPI(MPI_Bcast(&ld.cursor, (PetscMPIInt)sizeof(ld.cursor), MPI_BYTE, 0, tcomm)); /* the same binary layout on every rank */
   np = net->part.np;

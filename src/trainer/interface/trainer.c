@@ -25,7 +25,7 @@ static PetscErrorCode NNTrainerDestroy(NNTrainer *tr)
 }
 
 /* the trainer's options, read in an options block (the trainer's own or the network's) */
-static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, NNOptionItems PetscOptionsObject)
 {
   MPI_Comm  comm  = PetscObjectComm((PetscObject)tr);
   PetscInt  steps = tr->checkpoint_steps;
@@ -52,7 +52,7 @@ static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, PetscOptionI
 }
 
 /* NNSetFromOptions() on the network reads the trainer's options too */
-static PetscErrorCode NNTrainerOptionsHandler(PetscObject obj PETSC_UNUSED, PetscOptionItems *PetscOptionsObject, void *ctx)
+static PetscErrorCode NNTrainerOptionsHandler(PetscObject obj PETSC_UNUSED, NNOptionItems PetscOptionsObject, void *ctx)
 {
   PetscFunctionBegin;
   PetscCall(NNTrainerSetFromOptions_Private((NNTrainer)ctx, PetscOptionsObject));
@@ -146,7 +146,7 @@ PetscErrorCode NNGetTrainer(NN net, NNTrainer *tr)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(tr, 2);
+  PetscAssertPointer(tr, 2);
   if (!net->trainer) {
     PetscCall(PetscHeaderCreate(t, NNTRAINER_CLASSID, "NNTrainer", "Neural-network trainer", "NN", PetscObjectComm((PetscObject)net), NNTrainerDestroy, NNTrainerView));
     t->net              = net;
@@ -214,7 +214,7 @@ PetscErrorCode NNGetOpt(NN net, NNOpt *opt)
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
-  PetscValidPointer(opt, 2);
+  PetscAssertPointer(opt, 2);
   PetscCall(NNGetTrainerCursor(net, &t, NULL));
   *opt = t->opt;
   PetscFunctionReturn(0);
@@ -239,7 +239,7 @@ PetscErrorCode NNTrainerGetOpt(NNTrainer tr, NNOpt *opt)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(tr, NNTRAINER_CLASSID, 1);
-  PetscValidPointer(opt, 2);
+  PetscAssertPointer(opt, 2);
   PetscCall(NNGetTrainerCursor(tr->net, NULL, NULL));
   *opt = tr->opt;
   PetscFunctionReturn(0);

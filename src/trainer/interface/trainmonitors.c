@@ -266,7 +266,7 @@ PetscErrorCode NNTrainerGetMonitorDraw(NNTrainer tr, PetscBool *flg)
 }
 
 /* the options of the built-in monitors, in the trainer's options block */
-PetscErrorCode NNTrainerMonitorsSetFromOptions_Private(NNTrainer tr, PetscOptionItems *PetscOptionsObject)
+PetscErrorCode NNTrainerMonitorsSetFromOptions_Private(NNTrainer tr, NNOptionItems PetscOptionsObject)
 {
   PetscInt  k = tr->mon.steps;
   PetscBool tty = (PetscBool)(tr->mon.tty == 1), draw = tr->mon.draw, set;

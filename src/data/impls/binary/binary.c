@@ -253,7 +253,7 @@ static PetscErrorCode NNDataGetBatch_Binary(NNData d, PetscInt n, const PetscInt
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNDataSetFromOptions_Binary(NNData d, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNDataSetFromOptions_Binary(NNData d, NNOptionItems PetscOptionsObject)
 {
   NNData_Binary *b = (NNData_Binary *)d->data;
   PetscInt       dims[NN_MAX_DIM], nd = NN_MAX_DIM;

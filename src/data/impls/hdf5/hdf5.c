@@ -117,7 +117,7 @@ static PetscErrorCode NNDataGetBatch_HDF5(NNData d, PetscInt n, const PetscInt i
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNDataSetFromOptions_HDF5(NNData d, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNDataSetFromOptions_HDF5(NNData d, NNOptionItems PetscOptionsObject)
 {
   NNData_HDF5 *h = (NNData_HDF5 *)d->data;
 

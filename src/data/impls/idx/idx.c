@@ -159,7 +159,7 @@ static PetscErrorCode NNDataGetBatch_IDX(NNData d, PetscInt n, const PetscInt id
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNDataSetFromOptions_IDX(NNData d, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNDataSetFromOptions_IDX(NNData d, NNOptionItems PetscOptionsObject)
 {
   NNData_IDX *idx = (NNData_IDX *)d->data;
 

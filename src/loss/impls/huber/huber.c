@@ -40,7 +40,7 @@ static PetscErrorCode NNLossGradient_Huber(const NNLossOps *ops, PetscInt n, Pet
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNLossSetFromOptions_Huber(NNLossOps *ops, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNLossSetFromOptions_Huber(NNLossOps *ops, NNOptionItems PetscOptionsObject)
 {
   PetscReal delta = ops->param[0];
   PetscBool flg;

@@ -62,7 +62,7 @@ static PetscErrorCode NNOptStep_Adam(NNOpt o, PetscReal lr, Vec theta, Vec grad)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNOptSetFromOptions_Adam(NNOpt o, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNOptSetFromOptions_Adam(NNOpt o, NNOptionItems PetscOptionsObject)
 {
   NNOpt_Adam *a = (NNOpt_Adam *)o->data;
 

@@ -45,7 +45,7 @@ static PetscErrorCode NNOptStep_SGD(NNOpt o, PetscReal lr, Vec theta, Vec grad)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode NNOptSetFromOptions_SGD(NNOpt o, PetscOptionItems *PetscOptionsObject)
+static PetscErrorCode NNOptSetFromOptions_SGD(NNOpt o, NNOptionItems PetscOptionsObject)
 {
   NNOpt_SGD *s = (NNOpt_SGD *)o->data;
 
