@@ -19,7 +19,7 @@
 #include <petscviewer.h>
 #include <petsctao.h>
 #include <petscts.h>
-#include <petnnversioncompat.h>
+#include <petnn/versioncompat.h>
 
 #define PETNN_VERSION_MAJOR 0
 #define PETNN_VERSION_MINOR 1
