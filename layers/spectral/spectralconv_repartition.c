@@ -30,8 +30,8 @@ static PetscErrorCode NNSpectralRegisterEvents(void)
   PetscFunctionBegin;
   if (NNSpectralEventsRegistered) PetscFunctionReturn(0);
   NNSpectralEventsRegistered = PETSC_TRUE;
-  PetscCall(PetscLogEventRegister("NNSpectralFFT", NNLAYER_CLASSID, &NN_SpectralFFT));
-  PetscCall(PetscLogEventRegister("NNSpectralRepart", NNLAYER_CLASSID, &NN_SpectralRepartition));
+  PetscCall(NNLogEventRegister("NNSpectralFFT", NNLAYER_CLASSID, &NN_SpectralFFT));
+  PetscCall(NNLogEventRegister("NNSpectralRepart", NNLAYER_CLASSID, &NN_SpectralRepartition));
   PetscCall(PetscRegisterFinalize(NNSpectralEventsFinalize));
   PetscFunctionReturn(0);
 }

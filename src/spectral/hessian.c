@@ -280,7 +280,7 @@ static PetscErrorCode NNHessianCreateShell(NN net, MPI_Comm comm, NNHessianCtx *
   PetscBool   freeze = PETSC_TRUE;
 
   PetscFunctionBegin;
-  if (!NN_HessianMult) PetscCall(PetscLogEventRegister("NNHessianMult", NN_CLASSID, &NN_HessianMult));
+  if (!NN_HessianMult) PetscCall(NNLogEventRegister("NNHessianMult", NN_CLASSID, &NN_HessianMult));
   PetscCall(PetscObjectReference((PetscObject)net));
   c->net = net;
   c->h   = PetscCbrtReal(PETSC_MACHINE_EPSILON);

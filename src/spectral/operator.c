@@ -10,8 +10,8 @@ static PetscErrorCode NNOperatorRegisterEvents(void)
 {
   PetscFunctionBegin;
   if (!NN_OperatorNorm) {
-    PetscCall(PetscLogEventRegister("NNOperatorNorm", NN_CLASSID, &NN_OperatorNorm));
-    PetscCall(PetscLogEventRegister("NNOperatorNormRef", NN_CLASSID, &NN_OperatorNormRef));
+    PetscCall(NNLogEventRegister("NNOperatorNorm", NN_CLASSID, &NN_OperatorNorm));
+    PetscCall(NNLogEventRegister("NNOperatorNormRef", NN_CLASSID, &NN_OperatorNormRef));
   }
   PetscFunctionReturn(0);
 }

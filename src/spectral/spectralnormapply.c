@@ -189,7 +189,7 @@ PetscErrorCode NNApplySpectralNorm(NN net)
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNSpectralNormWalk(net->layers[i], PETSC_FALSE, &any));
   if (!any) PetscFunctionReturn(0);
-  if (!NN_SpectralNorm) PetscCall(PetscLogEventRegister("NNSpectralNorm", NN_CLASSID, &NN_SpectralNorm));
+  if (!NN_SpectralNorm) PetscCall(NNLogEventRegister("NNSpectralNorm", NN_CLASSID, &NN_SpectralNorm));
   PetscCall(PetscLogEventBegin(NN_SpectralNorm, net, 0, 0, 0));
   PetscCall(NNParallelDetachParameters(net));
   PetscCall(NNBeginLayerCalls(net));

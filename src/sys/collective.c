@@ -22,14 +22,14 @@ PetscErrorCode NNParallelRegisterEvents(void)
   if (NNParallelEventsRegistered) PetscFunctionReturn(0);
   NNParallelEventsRegistered = PETSC_TRUE;
   PetscCall(PetNNInitializePackage());
-  PetscCall(PetscLogEventRegister("NNAllreduceLaunch", NN_CLASSID, &NN_AllreduceLaunch));
-  PetscCall(PetscLogEventRegister("NNAllreduceWait", NN_CLASSID, &NN_AllreduceWait));
-  PetscCall(PetscLogEventRegister("NNAllgather", NN_CLASSID, &NN_Allgather));
-  PetscCall(PetscLogEventRegister("NNDataExchange", NNDATA_CLASSID, &NN_DataExchange));
-  PetscCall(PetscLogEventRegister("NNBroadcast", NN_CLASSID, &NN_Broadcast));
-  PetscCall(PetscLogEventRegister("NNTournament", NN_CLASSID, &NN_Tournament));
-  PetscCall(PetscLogEventRegister("NNPartGather", NN_CLASSID, &NN_PartGather)); /* model parallelism: all-gathers of split activations */
-  PetscCall(PetscLogEventRegister("NNPartReduce", NN_CLASSID, &NN_PartReduce)); /* model parallelism: sums of partial activations and gradients */
+  PetscCall(NNLogEventRegister("NNAllreduceLaunch", NN_CLASSID, &NN_AllreduceLaunch));
+  PetscCall(NNLogEventRegister("NNAllreduceWait", NN_CLASSID, &NN_AllreduceWait));
+  PetscCall(NNLogEventRegister("NNAllgather", NN_CLASSID, &NN_Allgather));
+  PetscCall(NNLogEventRegister("NNDataExchange", NNDATA_CLASSID, &NN_DataExchange));
+  PetscCall(NNLogEventRegister("NNBroadcast", NN_CLASSID, &NN_Broadcast));
+  PetscCall(NNLogEventRegister("NNTournament", NN_CLASSID, &NN_Tournament));
+  PetscCall(NNLogEventRegister("NNPartGather", NN_CLASSID, &NN_PartGather)); /* model parallelism: all-gathers of split activations */
+  PetscCall(NNLogEventRegister("NNPartReduce", NN_CLASSID, &NN_PartReduce)); /* model parallelism: sums of partial activations and gradients */
   PetscCall(PetscRegisterFinalize(NNParallelFinalizeEvents));
   PetscFunctionReturn(0);
 }

@@ -68,13 +68,13 @@ PetscErrorCode PetNNInitializePackage(void)
   NNLayerSetFromOptionsHook = NNLayerSetFromOptions_SpectralNorm; /* -<layer>_spectral_norm */
   NNLayerSetUpHook          = NNLayerSetUp_SpectralNorm;
   /* network-level events; every layer type adds its own forward/backward events */
-  PetscCall(PetscLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
-  PetscCall(PetscLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));
-  PetscCall(PetscLogEventRegister("NNLoss", NN_CLASSID, &NN_Loss));
-  PetscCall(PetscLogEventRegister("NNOptStep", NNOPT_CLASSID, &NN_OptStep));
-  PetscCall(PetscLogEventRegister("NNDataLoad", NNDATA_CLASSID, &NN_DataLoad));
-  PetscCall(PetscLogEventRegister("NNCheckpoint", NN_CLASSID, &NN_Checkpoint));
-  PetscCall(PetscLogEventRegister("NNPredict", NN_CLASSID, &NN_Predict));
+  PetscCall(NNLogEventRegister("NNForward", NN_CLASSID, &NN_Forward));
+  PetscCall(NNLogEventRegister("NNBackward", NN_CLASSID, &NN_Backward));
+  PetscCall(NNLogEventRegister("NNLoss", NN_CLASSID, &NN_Loss));
+  PetscCall(NNLogEventRegister("NNOptStep", NNOPT_CLASSID, &NN_OptStep));
+  PetscCall(NNLogEventRegister("NNDataLoad", NNDATA_CLASSID, &NN_DataLoad));
+  PetscCall(NNLogEventRegister("NNCheckpoint", NN_CLASSID, &NN_Checkpoint));
+  PetscCall(NNLogEventRegister("NNPredict", NN_CLASSID, &NN_Predict));
   { /* -info :nn selects (or -info :~nn hides) PetNN's messages */
     PetscClassId classids[4] = {NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID};
     PetscCall(PetscInfoProcessClass("nn", 4, classids));

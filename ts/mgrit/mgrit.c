@@ -39,12 +39,12 @@ PetscErrorCode NNMGRITInitializePackage(void)
   NNMGRITPackageInitialized = PETSC_TRUE;
   PetscCall(PetNNInitializePackage());
   PetscCall(PetscClassIdRegister("NN MGRIT", &NNMGRIT_CLASSID));
-  PetscCall(PetscLogEventRegister("MGRITSolve", NNMGRIT_CLASSID, &NNMGRIT_Solve));
-  PetscCall(PetscLogEventRegister("MGRITAdjSolve", NNMGRIT_CLASSID, &NNMGRIT_AdjointSolve));
-  PetscCall(PetscLogEventRegister("MGRITStep", NNMGRIT_CLASSID, &NNMGRIT_Step));
-  PetscCall(PetscLogEventRegister("MGRITAdjStep", NNMGRIT_CLASSID, &NNMGRIT_AdjointStep));
-  PetscCall(PetscLogEventRegister("MGRITGradient", NNMGRIT_CLASSID, &NNMGRIT_Gradient));
-  PetscCall(PetscLogEventRegister("MGRITWait", NNMGRIT_CLASSID, &NNMGRIT_Wait));
+  PetscCall(NNLogEventRegister("MGRITSolve", NNMGRIT_CLASSID, &NNMGRIT_Solve));
+  PetscCall(NNLogEventRegister("MGRITAdjSolve", NNMGRIT_CLASSID, &NNMGRIT_AdjointSolve));
+  PetscCall(NNLogEventRegister("MGRITStep", NNMGRIT_CLASSID, &NNMGRIT_Step));
+  PetscCall(NNLogEventRegister("MGRITAdjStep", NNMGRIT_CLASSID, &NNMGRIT_AdjointStep));
+  PetscCall(NNLogEventRegister("MGRITGradient", NNMGRIT_CLASSID, &NNMGRIT_Gradient));
+  PetscCall(NNLogEventRegister("MGRITWait", NNMGRIT_CLASSID, &NNMGRIT_Wait));
   PetscCall(PetscRegisterFinalize(NNMGRITFinalizePackage));
   PetscFunctionReturn(0);
 }

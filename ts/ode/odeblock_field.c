@@ -19,9 +19,9 @@ PetscErrorCode NNODERegisterEvents(void)
   PetscFunctionBegin;
   if (done) PetscFunctionReturn(0);
   done = PETSC_TRUE;
-  PetscCall(PetscLogEventRegister("NNODEForward", NNLAYER_CLASSID, &NN_ODEForward));
-  PetscCall(PetscLogEventRegister("NNODEAdjoint", NNLAYER_CLASSID, &NN_ODEAdjoint));
-  PetscCall(PetscLogEventRegister("NNODERecompute", NNLAYER_CLASSID, &NN_ODERecompute));
+  PetscCall(NNLogEventRegister("NNODEForward", NNLAYER_CLASSID, &NN_ODEForward));
+  PetscCall(NNLogEventRegister("NNODEAdjoint", NNLAYER_CLASSID, &NN_ODEAdjoint));
+  PetscCall(NNLogEventRegister("NNODERecompute", NNLAYER_CLASSID, &NN_ODERecompute));
   PetscFunctionReturn(0);
 }
 

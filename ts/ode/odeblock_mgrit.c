@@ -33,7 +33,7 @@ static PetscErrorCode NNODEMGRITRegisterEvents(void)
   PetscFunctionBegin;
   if (done) PetscFunctionReturn(0);
   done = PETSC_TRUE;
-  PetscCall(PetscLogEventRegister("NNODEGradGather", NNLAYER_CLASSID, &NN_ODEGradGather));
+  PetscCall(NNLogEventRegister("NNODEGradGather", NNLAYER_CLASSID, &NN_ODEGradGather));
   PetscFunctionReturn(0);
 }
 

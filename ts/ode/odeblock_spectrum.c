@@ -27,7 +27,7 @@ PetscErrorCode NNODEGetBlock(NN net, const char name[], NNLayer *blk, PetscInt *
   PetscFunctionBegin;
   PetscCheck(name, comm, PETSC_ERR_ARG_NULL, "Give the name of an ODE block (a layer of type %s)", NNLAYERODE);
   PetscCall(NNSetUp(net));
-  if (!NN_ODESpectrum) PetscCall(PetscLogEventRegister("NNODESpectrum", NNLAYER_CLASSID, &NN_ODESpectrum));
+  if (!NN_ODESpectrum) PetscCall(NNLogEventRegister("NNODESpectrum", NNLAYER_CLASSID, &NN_ODESpectrum));
   PetscCall(NNGetLayer(net, name, &l));
   if (!l) {
     char   list[256] = "";

@@ -283,7 +283,7 @@ PetscErrorCode NNODESpectrumViewFromOptions(NN net, NNData data)
     if (!o->spec.view && o->spec.check == NNODE_STABILITY_NONE) continue;
     PetscCheck(data, PetscObjectComm((PetscObject)net), PETSC_ERR_ARG_NULL, "ODE block %s: -%sspectrum_view and -%sstability_check need data for the block's states", ((PetscObject)l)->name, NNODEPrefix(l), NNODEPrefix(l));
     PetscCall(NNSlepcInitialize());
-    if (!NN_ODESpectrum) PetscCall(PetscLogEventRegister("NNODESpectrum", NNLAYER_CLASSID, &NN_ODESpectrum));
+    if (!NN_ODESpectrum) PetscCall(NNLogEventRegister("NNODESpectrum", NNLAYER_CLASSID, &NN_ODESpectrum));
     if (o->spec.view) PetscCall(PetscOptionsCreateViewer(PetscObjectComm((PetscObject)net), ((PetscObject)l)->options, ((PetscObject)l)->prefix, "-spectrum_view", &v, &fmt, &flg));
     if (v) PetscCall(PetscViewerPushFormat(v, fmt));
     PetscCall(NNODESpectrumViewData(net, l, i, data, v));

@@ -42,6 +42,7 @@ PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);
 #include <petnn/private/layerimpl.h>
 
 PETSC_INTERN PetscErrorCode NNTypeListString(PetscFunctionList, size_t, char[]);
+PETSC_INTERN PetscErrorCode NNLogEventRegister(const char[], PetscClassId, PetscLogEvent *); /* not collective: src/sys/logevent.c */
 
 /* ---------------------------------------------------------------- losses */
 /* NNLossOps and NNLossRegister() are public (petnn.h); types in src/loss/impls/<name>/ */

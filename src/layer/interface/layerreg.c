@@ -32,8 +32,8 @@ PetscErrorCode NNLayerGetEvents(const char type[], PetscLogEvent *fwd, PetscLogE
     PetscCall(PetscStrncpy(NNLayerEvents[k].name, type, sizeof(NNLayerEvents[k].name)));
     PetscCall(PetscSNPrintf(fname, sizeof(fname), "NNFwd_%s", type));
     PetscCall(PetscSNPrintf(bname, sizeof(bname), "NNBwd_%s", type));
-    PetscCall(PetscLogEventRegister(fname, NNLAYER_CLASSID, &NNLayerEvents[k].fwd));
-    PetscCall(PetscLogEventRegister(bname, NNLAYER_CLASSID, &NNLayerEvents[k].bwd));
+    PetscCall(NNLogEventRegister(fname, NNLAYER_CLASSID, &NNLayerEvents[k].fwd));
+    PetscCall(NNLogEventRegister(bname, NNLAYER_CLASSID, &NNLayerEvents[k].bwd));
     *fwd = NNLayerEvents[k].fwd;
     *bwd = NNLayerEvents[k].bwd;
   }

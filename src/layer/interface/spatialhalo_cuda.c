@@ -44,7 +44,7 @@ static PetscLogEvent NN_DevHalo = 0;
 static PetscErrorCode NNDevHaloEvent(void)
 {
   PetscFunctionBegin;
-  if (!NN_DevHalo) PetscCall(PetscLogEventRegister("NNDevHalo", NN_CLASSID, &NN_DevHalo));
+  if (!NN_DevHalo) PetscCall(NNLogEventRegister("NNDevHalo", NN_CLASSID, &NN_DevHalo));
   PetscFunctionReturn(0);
 }
 

@@ -24,8 +24,8 @@ static PetscErrorCode NNDeviceRegisterEvents(void)
 {
   PetscFunctionBegin;
   if (!NN_DevUpload) {
-    PetscCall(PetscLogEventRegister("NNDevUpload", NN_CLASSID, &NN_DevUpload));
-    PetscCall(PetscLogEventRegister("NNDevDownload", NN_CLASSID, &NN_DevDownload));
+    PetscCall(NNLogEventRegister("NNDevUpload", NN_CLASSID, &NN_DevUpload));
+    PetscCall(NNLogEventRegister("NNDevDownload", NN_CLASSID, &NN_DevDownload));
   }
   PetscFunctionReturn(0);
 }
@@ -51,8 +51,8 @@ static PetscErrorCode NNLayerGetDeviceEvents(const char type[], PetscLogEvent *f
   PetscCall(PetscStrncpy(NNDeviceEvents[k].name, type, sizeof(NNDeviceEvents[k].name)));
   PetscCall(PetscSNPrintf(fname, sizeof(fname), "NNDevFwd_%s", type));
   PetscCall(PetscSNPrintf(bname, sizeof(bname), "NNDevBwd_%s", type));
-  PetscCall(PetscLogEventRegister(fname, NNLAYER_CLASSID, &NNDeviceEvents[k].fwd));
-  PetscCall(PetscLogEventRegister(bname, NNLAYER_CLASSID, &NNDeviceEvents[k].bwd));
+  PetscCall(NNLogEventRegister(fname, NNLAYER_CLASSID, &NNDeviceEvents[k].fwd));
+  PetscCall(NNLogEventRegister(bname, NNLAYER_CLASSID, &NNDeviceEvents[k].bwd));
   *fwd = NNDeviceEvents[k].fwd;
   *bwd = NNDeviceEvents[k].bwd;
   PetscFunctionReturn(0);
