@@ -31,9 +31,10 @@
 ifneq ($(and $(PETSC_DIR),$(PETSC_ARCH)),)
 BUILD_DIR  ?= build-$(PETSC_ARCH)
 SAN_DIR    ?= build-sanitize-$(PETSC_ARCH)
+FUZZ_DIR   ?= build-fuzz-$(PETSC_ARCH)
 export PETSC_DIR PETSC_ARCH
 export PKG_CONFIG_PATH := $(PETSC_DIR)/$(PETSC_ARCH)/lib/pkgconfig$(if $(SLEPC_DIR),:$(SLEPC_DIR)/$(PETSC_ARCH)/lib/pkgconfig)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
-PETSC_CMAKE_ARGS := -DPETNN_WITH_SLEPC=$(if $(SLEPC_DIR),ON,OFF)
+PETSC_CMAKE_ARGS := -DPETNN_WITH_SLEPC=$(if $(SLEPC_DIR),ON,OFF) -U__pkg_config_checked_SLEPC
 endif
 BUILD_DIR  ?= build
 BUILD_TYPE ?= Release

@@ -237,7 +237,7 @@ static PetscErrorCode NNH5DatasetShape(hid_t fid, hid_t dset, const char path[],
   H5Sclose(space);
   if (nd < 0) NNH5Fail(fid, PETSC_ERR_FILE_READ, "cannot get the shape of %s", path);
   PetscCheck(nd <= NN_H5_MAX_DIM, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Dataset %s has %d dimensions; at most %d are supported", path, nd, NN_H5_MAX_DIM);
-  for (int i = 0; i < nd; i++) PetscCheck(hd[i] <= (hsize_t)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Dataset %s has extent %llu in dimension %d, more than a PetscInt counts (%d)", path, (unsigned long long)hd[i], i, PETSC_MAX_INT);
+  for (int i = 0; i < nd; i++) PetscCheck(hd[i] <= (hsize_t)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Dataset %s has extent %llu in dimension %d, more than a PetscInt counts (%" PetscInt_FMT ")", path, (unsigned long long)hd[i], i, (PetscInt)PETSC_MAX_INT);
   *ndim = nd;
   for (int i = 0; i < nd; i++) dims[i] = (PetscInt)hd[i];
   PetscFunctionReturn(0);

@@ -28,7 +28,7 @@ PetscErrorCode NNShapeSet(NNShape *s, PetscInt ndim, const PetscInt dim[])
     PetscInt64 n = 1;
     for (PetscInt i = 0; i < ndim; i++) {
       n *= dim[i];
-      PetscCheck(n <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape with dimensions up to %" PetscInt_FMT " = %" PetscInt_FMT " has more than %d entries, the most a PetscInt counts (a PETSc configured --with-64-bit-indices holds more)", i, dim[i], PETSC_MAX_INT);
+      PetscCheck(n <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape with dimensions up to %" PetscInt_FMT " = %" PetscInt_FMT " has more than %" PetscInt_FMT " entries, the most a PetscInt counts (a PETSc configured --with-64-bit-indices holds more)", i, dim[i], (PetscInt)PETSC_MAX_INT);
     }
   }
   PetscCall(PetscMemzero(s, sizeof(*s)));

@@ -344,15 +344,20 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscBool  flg;
   PetscInt   seed = (PetscInt)net->init.seed;
   NNPrecision prec;
+  char        nntype[32] = "";
+  PetscBool   badtype = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscObjectOptionsBegin((PetscObject)net);
   PetscCall(NNSetFromOptions_Parallel(net, PetscOptionsObject)); /* the process grid first: layers live on its spatial groups */
   {
-    char type[32];
-    PetscCall(PetscOptionsString("-nn_type", "How the layers connect: sequential (a chain) or graph (-<layer>_inputs)", "NNSetType", ((PetscObject)net)->type_name, type, sizeof(type), &flg));
-    if (flg) PetscCall(NNSetType(net, type));
+    PetscBool seq, graph;
+    PetscCall(PetscOptionsString("-nn_type", "How the layers connect: sequential (a chain) or graph (-<layer>_inputs)", "NNSetType", ((PetscObject)net)->type_name, nntype, sizeof(nntype), &flg));
+    PetscCall(PetscStrcmp(nntype, NNTYPESEQUENTIAL, &seq));
+    PetscCall(PetscStrcmp(nntype, NNTYPEGRAPH, &graph));
+    if (flg && (seq || graph)) PetscCall(NNSetType(net, nntype));
+    else if (flg) badtype = PETSC_TRUE; /* refused after PetscOptionsEnd(): an error inside the block leaks its strings */
   }
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
@@ -390,6 +395,7 @@ PetscErrorCode NNSetFromOptions(NN net)
   }
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)net, PetscOptionsObject)); /* the trainer's options (NNGetTrainer()) */
   PetscOptionsEnd();
+  if (badtype) PetscCall(NNSetType(net, nntype)); /* its error names the valid types */
   net->setfromoptionscalled = PETSC_TRUE;
   for (PetscInt i = 0; i < net->added.n; i++) PetscCall(NNLayerSetFromOptions(net->added.layers[i])); /* inserted repartitions have no options */
   if (NNTrainerConstructor) PetscCall((*NNTrainerConstructor)(net)); /* the trainer and its optimizer read -nn_epochs, -opt_type, ... (NNGetTrainer()) */

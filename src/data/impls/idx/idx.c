@@ -39,7 +39,7 @@ static PetscErrorCode OpenIDX(const char file[], PetscInt expect_ndim, gzFile *f
     dim = ((uint32_t)sz[0] << 24) | ((uint32_t)sz[1] << 16) | ((uint32_t)sz[2] << 8) | (uint32_t)sz[3];
     if (dim > (uint32_t)PETSC_MAX_INT) {
       gzclose(*f);
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s: dimension %" PetscInt_FMT " is %u, more than this PETSc's PetscInt holds (%d); a corrupt header?", file, i, (unsigned)dim, PETSC_MAX_INT);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "IDX file %s: dimension %" PetscInt_FMT " is %u, more than this PETSc's PetscInt holds (%" PetscInt_FMT "); a corrupt header?", file, i, (unsigned)dim, (PetscInt)PETSC_MAX_INT);
     }
     dims[i] = (PetscInt)dim;
   }
