@@ -255,7 +255,7 @@ int main(int argc, char **argv)
     }
   } else if (istao) {
     Tao tao;
-    PetscCall(TaoCreate(PETSC_COMM_SELF, &tao));
+    PetscCall(NNCreateTao(net, &tao)); /* on the communicator of the parameters TAO sees */
     PetscCall(TaoSetType(tao, TAOLMVM));
     PetscCall(TaoSetFromOptions(tao));
     PetscCall(NNTrainTao(net, train, tao));

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
   PetscCall(NNSetUp(net));
   PetscCall(NNEvaluate(net, data, &loss0, NULL));
 
-  PetscCall(TaoCreate(PETSC_COMM_SELF, &tao));
+  PetscCall(NNCreateTao(net, &tao)); /* PETSC_COMM_SELF here: every rank holds all parameters */
   PetscCall(TaoSetType(tao, TAOLMVM));
   PetscCall(TaoSetMaximumIterations(tao, 500));
   PetscCall(TaoSetFromOptions(tao));

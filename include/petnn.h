@@ -341,6 +341,7 @@ PETSC_EXTERN PetscErrorCode NNPredict(NN, Vec, Vec);
 
 PETSC_EXTERN PetscErrorCode NNTrain(NN, NNData, NNData);
 PETSC_EXTERN PetscErrorCode NNEvaluate(NN, NNData, PetscReal *, PetscReal *);
+PETSC_EXTERN PetscErrorCode NNCreateTao(NN, Tao *);
 PETSC_EXTERN PetscErrorCode NNTrainTao(NN, NNData, Tao);
 
 PETSC_EXTERN PetscErrorCode NNCheckpointSave(NN, const char[]);

@@ -320,7 +320,7 @@ static PetscErrorCode TestTao(void)
   PetscCall(BuildMLP(PETSC_TRUE, PETSC_TRUE, &P));
   PetscCall(BuildMLP(PETSC_FALSE, PETSC_TRUE, &R));
   for (PetscInt k = 0; k < 2; k++) {
-    PetscCall(TaoCreate(PETSC_COMM_WORLD, &tao[k]));
+    PetscCall(NNCreateTao(k ? R : P, &tao[k]));
     PetscCall(TaoSetType(tao[k], TAOLMVM));
     PetscCall(TaoSetMaximumIterations(tao[k], 8));
     PetscCall(NNTrainTao(k ? R : P, data, tao[k]));

@@ -188,9 +188,14 @@ static PetscErrorCode NNLayerBackwardVec_Pool(NNLayer l, PetscInt n PETSC_UNUSED
   PetscCheck(!d->max || d->haveforward, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "Layer %s (%s): run the forward pass before the backward pass (it stores the argmax)", ((PetscObject)l)->name, NNPoolName(l));
   PetscCall(NNPoolGeometry(l, &g));
   PetscCall(NNSpatialHaloGetInputGradient(&d->h, dx, &dxin));
-  if (!d->tiles) PetscCall(VecZeroEntries(dxin));
   PetscCall(VecGetArrayRead(dy, &dya));
   PetscCall(VecGetArray(dxin, &dxa));
+  if (!d->tiles) { /* on this rank's block only: whether the windows tile it differs between ranks, so no VecZeroEntries() (a
+                      collective event, a barrier under -log_sync) */
+    PetscInt nloc;
+    PetscCall(VecGetLocalSize(dxin, &nloc));
+    PetscCall(PetscArrayzero(dxa, nloc));
+  }
   if (d->max) PetscCall(NNPoolBackwardMax(d, &g, dya, dxa));
   else PetscCall(NNPoolBackwardAvg(&g, dya, dxa));
   PetscCall(VecRestoreArray(dxin, &dxa));

@@ -305,6 +305,37 @@ static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
 }
 
 /*@
+   NNCreateTao - creates a TAO solver on the communicator `NNTrainTao()` needs for this network
+
+   Collective
+
+   Input Parameter:
+.  net - the network
+
+   Output Parameter:
+.  tao - the solver, on `PETSC_COMM_SELF` for a network whose parameters every rank holds whole (each rank
+         runs the same iterations; the objective and gradient are reduced over the ranks), or on the
+         communicator of the pieces of partitioned layers (`NNLayerSetPartition()`)
+
+   Notes:
+   The solver's matrices (quasi-Newton, Hessian) take the parameter Vec's layout, which PETSc after
+   3.18 checks against the solver's communicator. Set its type and options as for any `Tao`.
+
+   Level: intermediate
+
+.seealso: `NNTrainTao()`, `TaoCreate()`
+@*/
+PetscErrorCode NNCreateTao(NN net, Tao *tao)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(net, NN_CLASSID, 1);
+  PetscAssertPointer(tao, 2);
+  PetscCall(NNSetUp(net));
+  PetscCall(TaoCreate(net->part.on ? NNGetPartitionComm(net) : PETSC_COMM_SELF, tao));
+  PetscFunctionReturn(0);
+}
+
+/*@
    NNTrainTao - trains on the whole data set (full batch) with a TAO solver: the network's
    loss and gradient become the TAO objective and gradient
 
@@ -313,7 +344,8 @@ static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
    Input Parameters:
 +  net - the network
 .  data - training data
--  tao - a TAO solver (type and tolerances from -tao_* options; it is given the network's options prefix)
+-  tao - a TAO solver from `NNCreateTao()` (type and tolerances from -tao_* options; it is given the network's options
+         prefix)
 
    Notes:
    Use deterministic layers (no dropout) so the objective is a function; batch norm uses batch statistics.
@@ -333,7 +365,7 @@ static PetscErrorCode NNTaoSetHessian(NN net, NNData data, Tao tao)
 
    Level: intermediate
 
-.seealso: `NNTrain()`, `TaoSetObjectiveAndGradient()`
+.seealso: `NNCreateTao()`, `NNTrain()`, `TaoSetObjectiveAndGradient()`
 @*/
 PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
 {
@@ -352,6 +384,14 @@ PetscErrorCode NNTrainTao(NN net, NNData data, Tao tao)
   }
   PetscCall(NNCheckData(net, data));
   PetscCall(NNSetUp(net));
+  { /* the solver's communicator must be the parameter Vec's (its matrices take that layout) */
+    MPI_Comm    vcomm = net->part.on ? NNGetPartitionComm(net) : PetscObjectComm((PetscObject)net->theta), tcomm = PetscObjectComm((PetscObject)tao);
+    PetscMPIInt cmp, vsize, tsize;
+    PetscCallMPI(MPI_Comm_compare(vcomm, tcomm, &cmp));
+    PetscCallMPI(MPI_Comm_size(vcomm, &vsize));
+    PetscCallMPI(MPI_Comm_size(tcomm, &tsize));
+    PetscCheck(cmp == MPI_IDENT || cmp == MPI_CONGRUENT, tcomm, PETSC_ERR_ARG_NOTSAMECOMM, "The Tao is on a communicator of %d ranks, but the parameters it optimizes are on one of %d (%s): create it with NNCreateTao()", (int)tsize, (int)vsize, net->part.on ? "the ranks holding the pieces of the partitioned layers" : "each rank holds all of them: PETSC_COMM_SELF");
+  }
   PetscCall(PetscMemzero(&c, sizeof(c)));
   c.net  = net;
   c.data = data;
