@@ -35,7 +35,8 @@ flags=$(pkg-config --cflags --libs petnn)
 echo "pkg-config --cflags --libs petnn: $flags"
 libdir=$(pkg-config --variable=libdir petnn)
 # shellcheck disable=SC2086
-${CC:-cc} -Wall -Wextra -Werror -o "$work/petnn_consumer_pc" "$consumer/main.c" $flags -Wl,-rpath,"$libdir"
+petsclibdir=$(pkg-config --variable=libdir PETSc) # a PETSc outside the loader's path (one built from source)
+${CC:-cc} -Wall -Wextra -Werror -o "$work/petnn_consumer_pc" "$consumer/main.c" $flags -Wl,-rpath,"$libdir" -Wl,-rpath,"$petsclibdir"
 out=$("$work/petnn_consumer_pc")
 echo "$out"
 grep -q "PetNN consumer OK" <<<"$out"
