@@ -103,7 +103,10 @@ static PetscErrorCode CompareState(NN net, NN e, Ctx *c)
   a = &ta->cursor;
   b = &tb->cursor;
   PetscCheck(!memcmp(&net->rng, &e->rng, sizeof(net->rng)) && !memcmp(&a->rng_epoch, &b->rng_epoch, sizeof(a->rng_epoch)), PETSC_COMM_SELF, PETSC_ERR_PLIB, "generator states differ");
-  PetscCheck(a->epoch == b->epoch && a->step == b->step && a->batch == b->batch && a->epoch_correct == b->epoch_correct, PETSC_COMM_SELF, PETSC_ERR_PLIB, "training counters differ");
+  PetscCheck(a->epoch == b->epoch && a->step == b->step && a->batch == b->batch, PETSC_COMM_SELF, PETSC_ERR_PLIB, "training counters differ");
+  /* the count of correct predictions so far is an argmax of floating-point logits: against another build a near-tie may
+     flip one sample (24 so far in this epoch); against this build's own save it is exact */
+  PetscCheck(c ? PetscAbs(a->epoch_correct - b->epoch_correct) <= 1 : a->epoch_correct == b->epoch_correct, PETSC_COMM_SELF, PETSC_ERR_PLIB, "correct-prediction count %" PetscInt_FMT " vs %" PetscInt_FMT, (PetscInt)a->epoch_correct, (PetscInt)b->epoch_correct);
   if (c) {
     /* the epoch's loss sum so far (3 batches of step 11's epoch) */
     PetscReal rel = PetscAbsReal(a->epoch_loss - b->epoch_loss) / PetscMax(PetscAbsReal(b->epoch_loss), 1);
