@@ -70,6 +70,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$T_TIMEOUT}
 export PETNN_TEST_SRCDIR=$T_SRCDIR PETNN_SOURCE_DIR=$T_ROOT PETNN_BINARY_DIR=$T_BINDIR
+# the size of PetscInt, for scripts that write PETSc binary files (whose headers hold PetscInts)
+export PETNN_PETSC_INDEX_BITS=${T_INDEX_BITS:-32}
 mpiexec=${PETNN_MPIEXEC:-$T_MPIEXEC}
 petscdiff=${PETSCDIFF:-$T_PETSCDIFF}
 

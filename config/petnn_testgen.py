@@ -305,6 +305,7 @@ def main():
                 fh.write('T_MPIEXEC=%s\n' % q(a.mpiexec))
                 fh.write('T_PETSCDIFF=%s\n' % q(a.petscdiff))
                 fh.write('T_TIMEOUT=%d\n' % timeout)
+                fh.write('T_INDEX_BITS=%d\n' % (64 if 'PETSC_USE_64BIT_INDICES' in conf else 32))
                 fh.write(bash_array('T_OUTPUTS_DEFAULT', output_candidates(srcdir, name, exe, has_suffix, '')))
                 fh.write('T_NRUNS=%d\n' % len(runs))
                 for i, r in enumerate(runs):

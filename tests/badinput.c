@@ -192,8 +192,13 @@ static const TrainCase train_cases[] = {
   {"Inf in the targets of a binary file", "b_", NNDATABINARY, "bi_inf.dat", "mse", "-b_fc1_units 1", "has a NaN or infinite feature or target"},
   {"negative class label", "c_", NNDATABINARY, "bi_negative.dat", "cross_entropy", "", "is not a class index in [0,3)"},
   {"fractional class label", "d_", NNDATABINARY, "bi_fraction.dat", "cross_entropy", "", "is not a class index in [0,3)"},
+#if defined(PETSC_USE_64BIT_INDICES) /* 2 x 3037000500^2 > 2^63 - 1; an IDX dimension (32 bits) always fits, the file is too short */
+  {"sample shape beyond PetscInt", "n_", NNDATABINARY, "bi_inf.dat", "mse", "-n_train_data_shape 3037000500,3037000500,2", "the most a PetscInt counts"},
+  {"IDX dimension beyond 32-bit PetscInt", "o_", NNDATAIDX, "", "cross_entropy", "-o_train_data_images bi_big-images-idx3-ubyte -o_train_data_labels bi-labels-idx1-ubyte", "is truncated"},
+#else
   {"sample shape beyond PetscInt", "n_", NNDATABINARY, "bi_inf.dat", "mse", "-n_train_data_shape 65536,65536,2", "the most a PetscInt counts"},
   {"IDX dimension beyond PetscInt", "o_", NNDATAIDX, "", "cross_entropy", "-o_train_data_images bi_big-images-idx3-ubyte -o_train_data_labels bi-labels-idx1-ubyte", "more than this PETSc's PetscInt holds"},
+#endif
   {"IDX header promising more than the file holds", "p_", NNDATAIDX, "", "cross_entropy", "-p_train_data_images bi_lie-images-idx3-ubyte -p_train_data_labels bi-labels-idx1-ubyte", "is truncated"},
   {"data file without samples", "t_", NNDATABINARY, "bi_empty.dat", "cross_entropy", "", "are empty"},
   {"AIJ Mat with a negative row length", "q_", NNDATABINARY, "bi_aij.dat", "mse", "-q_fc1_units 1", "AIJ Mat: row"},
@@ -253,7 +258,11 @@ static PetscErrorCode ReadOnlyDirectory(void)
 
 static PetscErrorCode HugeDense(void)
 {
+#if defined(PETSC_USE_64BIT_INDICES) /* 1000 x 1e17 weights > 2^63 - 1 */
+  return MakeNet("m_", "-m_nn_input_shape 1000 -m_nn_layers fc1 -m_fc1_type dense -m_fc1_units 100000000000000000", &obj.net);
+#else
   return MakeNet("m_", "-m_nn_input_shape 1000 -m_nn_layers fc1 -m_fc1_type dense -m_fc1_units 2147483647", &obj.net);
+#endif
 }
 
 /* the parameters after a failed save are those of the checkpoint that was there before */
@@ -382,6 +391,12 @@ int main(int argc, char **argv)
 
    test:
      suffix: 1
+     requires: !int64
+
+   # the messages of the cases beyond PetscInt name other limits with 64-bit indices
+   test:
+     suffix: 1_int64
+     requires: int64
 
    test:
      suffix: shard

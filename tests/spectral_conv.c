@@ -376,7 +376,11 @@ static PetscErrorCode TestErrors(void)
   PetscCall(ExpectError("3-d modes too large along H", 4, s3, PETSC_TRUE, NNLAYERSPECTRALCONV3D, "-bad_sc_filters 2 -bad_sc_modes 2,3,2", "-bad_sc_modes value 3 (m2, along the height H of 5) must be in [1, 2]"));
   PetscCall(ExpectError("modes missing", 3, s2, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 2", "needs -bad_sc_modes with 2 values (m1,m2), got 0"));
   PetscCall(ExpectError("modes of the wrong count", 3, s2, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 2 -bad_sc_modes 1,1,1", "needs -bad_sc_modes with 2 values (m1,m2), got 3"));
+#if defined(PETSC_USE_64BIT_INDICES) /* 4e17 filters x 3 channels x 15 modes x 2 > 2^63 - 1 */
+  PetscCall(ExpectError("too many weights", 3, s2, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 400000000000000000 -bad_sc_modes 3,5", "make more weights than a PetscInt counts"));
+#else
   PetscCall(ExpectError("too many weights", 3, s2, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 2000000000 -bad_sc_modes 3,5", "make more weights than a PetscInt counts"));
+#endif
   PetscCall(ExpectError("filters missing", 3, s2, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_modes 2,2", "give a positive -bad_sc_filters"));
   PetscCall(ExpectError("non-spatial input", 3, s2, PETSC_FALSE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 2 -bad_sc_modes 2,2", "needs a spatial (DMDA) input"));
   PetscCall(ExpectError("2-d layer on 3-d samples", 4, s3, PETSC_TRUE, NNLAYERSPECTRALCONV2D, "-bad_sc_filters 2 -bad_sc_modes 2,2", "use spectral_conv3d for (C,D,H,W) samples"));

@@ -25,10 +25,10 @@ PetscErrorCode NNShapeSet(NNShape *s, PetscInt ndim, const PetscInt dim[])
   PetscCheck(ndim >= 1 && ndim <= NN_MAX_DIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape has %" PetscInt_FMT " dimensions; valid: 1 to %d", ndim, NN_MAX_DIM);
   for (PetscInt i = 0; i < ndim; i++) PetscCheck(dim[i] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape dimension %" PetscInt_FMT " is %" PetscInt_FMT "; sizes must be positive", i, dim[i]);
   { /* the size of a sample is a PetscInt */
-    PetscInt64 n = 1;
-    for (PetscInt i = 0; i < ndim; i++) {
+    PetscInt n = 1;
+    for (PetscInt i = 0; i < ndim; i++) { /* by division: with 64-bit PetscInt no wider type holds the product */
+      PetscCheck(n <= PETSC_MAX_INT / dim[i], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape with dimensions up to %" PetscInt_FMT " = %" PetscInt_FMT " has more than %" PetscInt_FMT " entries, the most a PetscInt counts (a PETSc configured --with-64-bit-indices holds more)", i, dim[i], (PetscInt)PETSC_MAX_INT);
       n *= dim[i];
-      PetscCheck(n <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Shape with dimensions up to %" PetscInt_FMT " = %" PetscInt_FMT " has more than %" PetscInt_FMT " entries, the most a PetscInt counts (a PETSc configured --with-64-bit-indices holds more)", i, dim[i], (PetscInt)PETSC_MAX_INT);
     }
   }
   PetscCall(PetscMemzero(s, sizeof(*s)));

@@ -153,8 +153,9 @@ static PetscErrorCode NNLayerAddTensor_Private(NNLayer l, const char name[], NNT
   t->split = (PetscBool)(axis >= 0);
   t->axis  = PetscMax(axis, 0);
   for (PetscInt i = 0; i < ndim; i++) {
-    /* sizes are PetscInts: a huge shape is an error, not an overflow */
-    PetscCheck(dim[i] >= 0 && (PetscInt64)gsize * dim[i] + (kind == NN_TENSOR_PARAM ? l->part.gnparam : l->part.gnbuf) <= PETSC_MAX_INT, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s is too large: dimension %" PetscInt_FMT " = %" PetscInt_FMT " makes more than %" PetscInt_FMT " entries, the most a PetscInt counts (PETSc configured --with-64-bit-indices counts more)", name, ((PetscObject)l)->name, i, dim[i], (PetscInt)PETSC_MAX_INT);
+    /* sizes are PetscInts: a huge shape is an error, not an overflow (checked by division: with 64-bit PetscInt no
+       wider type holds the product) */
+    PetscCheck(dim[i] >= 0 && (!dim[i] || gsize <= (PETSC_MAX_INT - (kind == NN_TENSOR_PARAM ? l->part.gnparam : l->part.gnbuf)) / dim[i]), PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Tensor %s of layer %s is too large: dimension %" PetscInt_FMT " = %" PetscInt_FMT " makes more than %" PetscInt_FMT " entries, the most a PetscInt counts (PETSc configured --with-64-bit-indices counts more)", name, ((PetscObject)l)->name, i, dim[i], (PetscInt)PETSC_MAX_INT);
     t->dim[i] = i == axis ? count : dim[i];
     t->size *= t->dim[i];
     gsize *= dim[i];

@@ -64,7 +64,7 @@ static PetscErrorCode NNDataSetUp_HDF5_Private(NNData d, int64_t *fid)
   PetscCall(NNH5GetShape(*fid, h->targets, &tnd, td));
   PetscCheck(tnd >= 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Targets dataset %s in %s is a scalar; expected [N] or [N, k]", h->targets, d->filename);
   for (PetscInt i = 1; i < tnd; i++) {
-    PetscCheck((PetscInt64)ntarget * td[i] <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Targets dataset %s in %s has more than %" PetscInt_FMT " values per sample", h->targets, d->filename, (PetscInt)PETSC_MAX_INT);
+    PetscCheck(td[i] >= 0 && (!td[i] || ntarget <= PETSC_MAX_INT / td[i]), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Targets dataset %s in %s has more than %" PetscInt_FMT " values per sample", h->targets, d->filename, (PetscInt)PETSC_MAX_INT);
     ntarget *= td[i];
   }
   N = fd[0];
