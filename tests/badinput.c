@@ -136,6 +136,15 @@ static PetscErrorCode WriteBytes(const char file[], const unsigned char *b, size
   PetscFunctionReturn(0);
 }
 
+/* v[0..n) as big-endian PetscInts (the integers of PETSc's binary format); returns the bytes written */
+static size_t PutInts(unsigned char *b, const PetscInt64 v[], int n)
+{
+  const size_t isz = sizeof(PetscInt);
+  for (int i = 0; i < n; i++)
+    for (size_t j = 0; j < isz; j++) b[isz * i + j] = (unsigned char)(((unsigned long long)v[i]) >> (8 * (isz - 1 - j)));
+  return isz * (size_t)n;
+}
+
 static PetscScalar X8[32], Y8[8];
 
 static PetscErrorCode DataSets(void)
@@ -164,18 +173,21 @@ static PetscErrorCode DataSets(void)
     PetscCall(WriteBytes("bi-labels-idx1-ubyte", lab, sizeof(lab)));
     PetscCall(WriteBytes("bi_lie-images-idx3-ubyte", lie, sizeof(lie)));
   }
-  { /* PETSc binary: an AIJ Mat with a negative row length; a dense Mat whose size overflows 64 bits */
-    int           aij[8] = {1211216, 2, 4, 2, -1, 3, 0, 1}, dense[4] = {1211216, 0x7fffffff, 0x7fffffff, -1}; /* AIJ: header, row lengths, columns */
-    unsigned char b[80]  = {0};
-    for (int i = 0; i < 8; i++)
-      for (int j = 0; j < 4; j++) b[4 * i + j] = (unsigned char)(((unsigned)aij[i]) >> (24 - 8 * j));
-    b[48] = 0x00, b[49] = 0x12, b[50] = 0x7b, b[51] = 0x4e, b[55] = 2; /* two zero values, then the targets: a Vec of 2 zeros */
-    PetscCall(WriteBytes("bi_aij.dat", b, 72));
-    PetscCall(PetscArrayzero(b, 64));
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 4; j++) b[4 * i + j] = (unsigned char)(((unsigned)dense[i]) >> (24 - 8 * j));
-    PetscCall(PetscArrayzero(b + 16, 48));
-    PetscCall(WriteBytes("bi_dense.dat", b, 64));
+  { /* PETSc binary: an AIJ Mat with a negative row length; a dense Mat whose size overflows 64 bits. The integers in
+       these files are PetscInts, big-endian: 4 or 8 bytes (--with-64-bit-indices) */
+    const PetscInt64 big = sizeof(PetscInt) == 8 ? INT64_MAX : 0x7fffffff;
+    const PetscInt64 aij[8] = {1211216, 2, 4, 2, -1, 3, 0, 1}, vec[2] = {1211214, 2}, dense[4] = {1211216, big, big, -1}; /* AIJ: header, row lengths, columns */
+    unsigned char    b[160] = {0};
+    size_t           n;
+
+    n = PutInts(b, aij, 8);
+    n += 2 * sizeof(double); /* two zero values */
+    n += PutInts(b + n, vec, 2); /* the targets: a Vec of 2 zeros */
+    n += 2 * sizeof(double);
+    PetscCall(WriteBytes("bi_aij.dat", b, n));
+    PetscCall(PetscArrayzero(b, sizeof(b)));
+    n = PutInts(b, dense, 4) + 6 * sizeof(double);
+    PetscCall(WriteBytes("bi_dense.dat", b, n));
   }
   PetscFunctionReturn(0);
 }
@@ -192,9 +204,9 @@ static const TrainCase train_cases[] = {
   {"Inf in the targets of a binary file", "b_", NNDATABINARY, "bi_inf.dat", "mse", "-b_fc1_units 1", "has a NaN or infinite feature or target"},
   {"negative class label", "c_", NNDATABINARY, "bi_negative.dat", "cross_entropy", "", "is not a class index in [0,3)"},
   {"fractional class label", "d_", NNDATABINARY, "bi_fraction.dat", "cross_entropy", "", "is not a class index in [0,3)"},
-#if defined(PETSC_USE_64BIT_INDICES) /* 2 x 3037000500^2 > 2^63 - 1; an IDX dimension (32 bits) always fits, the file is too short */
+#if defined(PETSC_USE_64BIT_INDICES) /* 2 x 3037000500^2 > 2^63 - 1; an IDX dimension (32 bits) always fits: the header's count is checked against the labels */
   {"sample shape beyond PetscInt", "n_", NNDATABINARY, "bi_inf.dat", "mse", "-n_train_data_shape 3037000500,3037000500,2", "the most a PetscInt counts"},
-  {"IDX dimension beyond 32-bit PetscInt", "o_", NNDATAIDX, "", "cross_entropy", "-o_train_data_images bi_big-images-idx3-ubyte -o_train_data_labels bi-labels-idx1-ubyte", "is truncated"},
+  {"IDX dimension beyond 32-bit PetscInt", "o_", NNDATAIDX, "", "cross_entropy", "-o_train_data_images bi_big-images-idx3-ubyte -o_train_data_labels bi-labels-idx1-ubyte", "has 4294967295 images but"},
 #else
   {"sample shape beyond PetscInt", "n_", NNDATABINARY, "bi_inf.dat", "mse", "-n_train_data_shape 65536,65536,2", "the most a PetscInt counts"},
   {"IDX dimension beyond PetscInt", "o_", NNDATAIDX, "", "cross_entropy", "-o_train_data_images bi_big-images-idx3-ubyte -o_train_data_labels bi-labels-idx1-ubyte", "more than this PETSc's PetscInt holds"},

@@ -23,7 +23,7 @@ with h5py.File("predict_input.h5", "w") as f:
 # PETSc's binary files hold PetscInts: 4 or 8 bytes (PETSc configured --with-64-bit-indices), as the test runner says
 INT = ">i" if os.environ.get("PETNN_PETSC_INDEX_BITS", "32") == "32" else ">q"
 with open("predict_input.dat", "wb") as f:      # a PETSc binary Vec: class id, length, big-endian doubles
-    f.write(struct.pack(">i", 1211214) + struct.pack(INT, N * d) + struct.pack(f">{N * d}d", *x.ravel()))
+    f.write(struct.pack(INT, 1211214) + struct.pack(INT, N * d) + struct.pack(f">{N * d}d", *x.ravel()))
 
 net = ["-nn_input_shape", str(d), "-nn_layers", "fc1", "-fc1_type", "dense", "-fc1_units", str(k),
        "-nn_loss", "mse", "-load", "predict_ckpt.h5", "-mode", "predict"]
@@ -41,10 +41,10 @@ for inp, out in [("predict_input.h5", "predictions.h5"), ("predict_input.dat", "
             y = np.array(f["predictions"])
     else:
         raw = open(out, "rb").read()
-        # PETSc's binary Vec: class id (int32), length (a PetscInt), the values
+        # PETSc's binary Vec: class id and length (PetscInts), the values
         isize = struct.calcsize(INT)
-        (n,) = struct.unpack(INT, raw[4:4 + isize])
-        y = np.array(struct.unpack(f">{n}d", raw[4 + isize:4 + isize + 8 * n])).reshape(N, k)
+        (n,) = struct.unpack(INT, raw[isize:2 * isize])
+        y = np.array(struct.unpack(f">{n}d", raw[2 * isize:2 * isize + 8 * n])).reshape(N, k)
     err = np.abs(y.reshape(N, k) - expect).max()
     shape = "x".join(str(s) for s in y.shape)
     good = y.size == N * k and err <= 1e-12

@@ -46,23 +46,21 @@ CASES = [
 ]
 
 
-# the length in a PETSc binary Vec's header is a PetscInt: 4 or 8 bytes (--with-64-bit-indices), as the test runner says
+# a PETSc binary Vec's header (class id, length) holds PetscInts: 4 or 8 bytes (--with-64-bit-indices), as the test runner says
 INT = '>i4' if os.environ.get('PETNN_PETSC_INDEX_BITS', '32') == '32' else '>i8'
 
 
 def write_vec(path, v):
     with open(path, 'wb') as f:
-        np.array([VEC_CLASSID], dtype='>i4').tofile(f)
-        np.array([v.size], dtype=INT).tofile(f)
+        np.array([VEC_CLASSID, v.size], dtype=INT).tofile(f)
         np.asarray(v, dtype='>f8').tofile(f)
 
 
 def read_vec(path):
     with open(path, 'rb') as f:
-        cid = np.fromfile(f, dtype='>i4', count=1)
-        assert cid[0] == VEC_CLASSID, 'not a PETSc binary Vec: %s' % path
-        n = np.fromfile(f, dtype=INT, count=1)
-        return np.fromfile(f, dtype='>f8', count=int(n[0])).astype(np.float64)
+        head = np.fromfile(f, dtype=INT, count=2)
+        assert head[0] == VEC_CLASSID, 'not a PETSc binary Vec: %s' % path
+        return np.fromfile(f, dtype='>f8', count=int(head[1])).astype(np.float64)
 
 
 def run_case(exe, work, k, case, rtol, verbose):
