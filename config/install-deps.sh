@@ -16,6 +16,7 @@ packages=(
   libpetsc3.18-dev-examples
   dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy
+  python3-dev python3-petsc4py cython3 python3-pytest
   clang libclang-rt-dev valgrind
   patchelf
 )

@@ -40,4 +40,24 @@ ${CC:-cc} -Wall -Wextra -Werror -o "$work/petnn_consumer_pc" "$consumer/main.c" 
 out=$("$work/petnn_consumer_pc")
 echo "$out"
 grep -q "PetNN consumer OK" <<<"$out"
+pymod=$(find "$prefix" -path "*/petnn4py/PetNN*.so" | head -n1)
+if [ -n "$pymod" ]; then
+  echo "== petnn4py from the install tree ($pymod)"
+  pydir=$(dirname "$(dirname "$pymod")")
+  # the interpreter the build chose (its petsc4py is this PETSc's); the module must load the installed libpetnn
+  python=${PETNN_PYTHON:-python3}
+  out=$(cd "$work" && env -u PYTHONPATH PYTHONPATH="$pydir" "$python" -c "
+import petnn4py
+petnn4py.init()
+from petnn4py import PetNN
+net = PetNN.NN().create()
+net.setInputShape((3,)); net.addLayer('dense', 'fc', units=2); net.setUp()
+maps = open('/proc/self/maps').read()
+assert PetNN.__file__.startswith('$prefix'), PetNN.__file__
+assert '$prefix' in maps and '$build/libpetnn' not in maps, 'libpetnn loaded from the build tree'
+print('petnn4py install OK', net.getNumParameters())
+")
+  echo "$out"
+  grep -q "petnn4py install OK 8" <<<"$out"
+fi
 echo "PASS install/consumer"

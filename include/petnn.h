@@ -255,6 +255,7 @@ typedef const char *NNDataType;
 #define NNDATAIDX    "idx"    /* IDX files (MNIST / Fashion-MNIST), optionally gzipped */
 #define NNDATABINARY "binary" /* PETSc binary: features as Mat (rows = samples) or Vec, targets as Vec */
 #define NNDATAHDF5   "hdf5"   /* HDF5: features [n, ...] and targets [n] or [n, k] */
+#define NNDATAARRAY  "array"  /* the caller's arrays in memory, not copied (NNDataArraySetArrays()) */
 
 PETSC_EXTERN PetscFunctionList NNDataList;
 PETSC_EXTERN PetscErrorCode    NNDataRegister(const char[], PetscErrorCode (*)(NNData));
@@ -273,6 +274,7 @@ PETSC_EXTERN PetscErrorCode    NNDataGetBatch(NNData, PetscInt, const PetscInt[]
 PETSC_EXTERN PetscErrorCode    NNDataSetMaxSamples(NNData, PetscInt);
 PETSC_EXTERN PetscErrorCode    NNDataIDXSetSplit(NNData, const char[]);
 PETSC_EXTERN PetscErrorCode    NNDataSetFileName(NNData, const char[]);
+PETSC_EXTERN PetscErrorCode    NNDataArraySetArrays(NNData, PetscInt, PetscInt, const PetscInt[], PetscInt, const PetscScalar[], const PetscScalar[]);
 PETSC_EXTERN PetscErrorCode    NNDataSetDistribute(NNData, PetscBool);
 PETSC_EXTERN PetscErrorCode    NNDataGetOwnershipRange(NNData, PetscInt *, PetscInt *);
 

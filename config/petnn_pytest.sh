@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# CTest python/pytest_<n>: petnn4py's pytest suite on n ranks, against the build tree
+#
+#   petnn_pytest.sh <build dir> <ranks> <python> <test dir> [pytest args]
+#
+# Every rank runs the same tests (collective calls line up) and prints its own report. PyTorch and Fashion-MNIST are optional: the tests that need them skip with the reason.
+set -euo pipefail
+build=$(cd "${1:?build dir}" && pwd)
+n=${2:?ranks}
+python=${3:?python}
+tests=$(realpath "${4:?test dir or file}")
+shift 4
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+export PYTHONPATH=$build/python${PYTHONPATH:+:$PYTHONPATH}
+export PETNN_BUILD_DIR=$build PYTHONDONTWRITEBYTECODE=1
+if [ "$n" -gt 1 ]; then export OPENBLAS_NUM_THREADS=1; fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/petnn4py-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mpiexec --oversubscribe -n "$n" "$python" -m pytest -q -p no:cacheprovider -o cache_dir="$work" "$tests" "$@"
