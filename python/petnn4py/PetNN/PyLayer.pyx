@@ -64,12 +64,20 @@ cdef PetscErrorCode PyLayerInitialize(PetLayer l) noexcept with gil:
     return 0
 
 
+cdef tuple pass_shapes(PetLayer l, PetscInt n):
+    """The numpy shapes of a pass's input and output: [n, *shape], or for a pointwise layer on a spatial (DMDA)
+    activation [n, the rank's local entries per batch slot] (channels last)."""
+    if l.localsize != NNShapeSize(&l.inshape):
+        return (n, l.localsize), (n, l.localsize), n * l.localsize, n * l.localsize
+    return (n,) + shape2tuple(&l.inshape), (n,) + shape2tuple(&l.outshape), n * NNShapeSize(&l.inshape), n * NNShapeSize(&l.outshape)
+
+
 cdef PetscErrorCode PyLayerForward(PetLayer l, PetscInt n, const PetscScalar *x, PetscScalar *y) noexcept with gil:
     cdef Layer w = borrowed_layer(l)
     try:
-        ins, outs = shape2tuple(&l.inshape), shape2tuple(&l.outshape)
-        xa = asarray(x, n * NNShapeSize(&l.inshape), (n,) + ins, True, None)
-        ya = asarray(y, n * NNShapeSize(&l.outshape), (n,) + outs, False, None)
+        ins, outs, nin, nout = pass_shapes(l, n)
+        xa = asarray(x, nin, ins, True, None)
+        ya = asarray(y, nout, outs, False, None)
         (<object>l.data).forward(w, xa, ya, tensor_views(l, l.theta, True))
     except BaseException:
         return python_error("Python layer %s: forward()" % python_layer_name(l))
@@ -81,12 +89,11 @@ cdef PetscErrorCode PyLayerForward(PetLayer l, PetscInt n, const PetscScalar *x,
 cdef PetscErrorCode PyLayerBackward(PetLayer l, PetscInt n, const PetscScalar *x, const PetscScalar *y, const PetscScalar *dy, PetscScalar *dx) noexcept with gil:
     cdef Layer w = borrowed_layer(l)
     try:
-        ins, outs = shape2tuple(&l.inshape), shape2tuple(&l.outshape)
-        nin, nout = n * NNShapeSize(&l.inshape), n * NNShapeSize(&l.outshape)
-        xa = asarray(x, nin, (n,) + ins, True, None)
-        ya = asarray(y, nout, (n,) + outs, True, None) if y != NULL else None
-        dya = asarray(dy, nout, (n,) + outs, True, None)
-        dxa = asarray(dx, nin, (n,) + ins, False, None) if dx != NULL else None
+        ins, outs, nin, nout = pass_shapes(l, n)
+        xa = asarray(x, nin, ins, True, None)
+        ya = asarray(y, nout, outs, True, None) if y != NULL else None
+        dya = asarray(dy, nout, outs, True, None)
+        dxa = asarray(dx, nin, ins, False, None) if dx != NULL else None
         (<object>l.data).backward(w, xa, ya, dya, dxa, tensor_views(l, l.theta, True), tensor_views(l, l.dtheta, False))
     except BaseException:
         return python_error("Python layer %s: backward()" % python_layer_name(l))
@@ -147,7 +154,9 @@ def registerLayer(name, factory):
     - ``describe()`` (optional): one line for ``NNView``
 
     The arrays are views of PetNN's own (no copy), valid during the call only. The passes run in
-    double on the host; other precisions and devices convert at the layer's boundaries.
+    double on the host; other precisions and devices convert at the layer's boundaries. A type without
+    parameters whose output has its input's size is pointwise: it also runs on spatial (DMDA)
+    activations, where x and y are [n, the rank's local entries per sample] (channels last).
     """
     python_layer_types[str(name)] = factory
     CHKERR(NNLayerRegister(str2bytes(name), PyLayerCreate))

@@ -218,6 +218,7 @@ cdef extern from "petnn/private/layerimpl.h" nogil:
         PetscInt           nparam, nbuf
         PetscScalar       *dtheta
         const PetscScalar *theta
+        PetscInt           localsize
         void              *data
     PetscErrorCode NNLayerAddTensor(PetLayer, const char[], NNTensorKind, PetscInt, const PetscInt[])
     PetscErrorCode PetscViewerASCIIPrintf(PetscViewer, const char[], ...)

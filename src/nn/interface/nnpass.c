@@ -256,8 +256,10 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
    Meant for use inside a simulation: x and y are ordinary sequential Vecs of any length that is a
    multiple of the sample size (outputs of spatial networks are gathered on every rank), or, for a
    network with NNSetInputDM() and a spatial output, global Vecs of the input DMDA and of a DMDA
-   with the output's decomposition and dof = output channels (one sample, nothing gathered). The
-   network's training mode is restored afterwards.
+   with the output's decomposition and dof = output channels (one sample, nothing gathered). With
+   batch size 1 (NNSetBatchSize()) those Vecs are the network's first and last activations themselves:
+   the network reads x and writes y in place, without a copy. The network's training mode is
+   restored afterwards.
 
    Level: beginner
 

@@ -239,6 +239,33 @@ PetscErrorCode NNLossEvaluate(NN net, PetscInt n, Vec y, Vec t, PetscReal *loss,
   PetscFunctionReturn(0);
 }
 
+/* batch size 1: the activations have the layout of the caller's DMDA Vecs, so the first layer reads x itself and
+   the last one writes into y's array (placed in the output activation): a simulation's state goes in and the
+   prediction comes out without a copy */
+static PetscErrorCode NNPredictSpatialInPlace(NN net, Vec x, Vec y)
+{
+  Vec            out = net->act[net->nlayers], yo = NULL;
+  PetscScalar   *ya;
+  PetscInt       ly;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(y, &ly));
+  PetscCall(VecGetArrayWrite(y, &ya));
+  PetscCall(VecPlaceArray(out, ya));
+  ierr = NNForward(net, 1, x, &yo);
+  PetscCall(VecResetArray(out));
+  if (!ierr && yo != out) { /* a network whose output is another activation Vec: copied */
+    const PetscScalar *oa;
+    PetscCall(VecGetArrayRead(yo, &oa));
+    PetscCall(PetscArraycpy(ya, oa, ly));
+    PetscCall(VecRestoreArrayRead(yo, &oa));
+  }
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
 /* NNPredict() for spatial input: one sample at a time between Vecs with dof = channels and the
    network's activations with dof = batch*channels (slot 0) */
 PetscErrorCode NNPredictSpatial(NN net, Vec x, Vec y)
@@ -261,6 +288,10 @@ PetscErrorCode NNPredictSpatial(NN net, Vec x, Vec y)
   PetscCall(VecGetLocalSize(net->act[net->nlayers], &lL));
   PetscCheck(lx * nb == l0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Input Vec has %" PetscInt_FMT " local entries; a Vec of the input DMDA (NNSetInputDM()) has %" PetscInt_FMT, lx, l0 / nb);
   PetscCheck(ly * nb == lL, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Output Vec has %" PetscInt_FMT " local entries; the network output on this rank has %" PetscInt_FMT " (a DMDA Vec with %" PetscInt_FMT " dof on the output decomposition)", ly, lL / nb, Co);
+  if (nb == 1) {
+    PetscCall(NNPredictSpatialInPlace(net, x, y));
+    PetscFunctionReturn(0);
+  }
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArrayWrite(net->act[0], &a0));
   for (PetscInt p = 0; p < lx / C; p++) {
