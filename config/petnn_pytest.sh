@@ -5,7 +5,7 @@
 #   petnn_pytest.sh <build dir> <ranks> <python> --script <file.py> [args]   (a Python example instead)
 #
 # Every rank runs the same tests (collective calls line up) and prints its own report. PyTorch and Fashion-MNIST are optional: the tests that need them skip with the reason.
-set -euo pipefail
+set -uo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 n=${2:?ranks}
 python=${3:?python}
@@ -27,4 +27,12 @@ cd "$work"
 if [ -n "${script:-}" ]; then
   exec mpiexec --oversubscribe -n "$n" "$python" "$script" "$@"
 fi
-mpiexec --oversubscribe -n "$n" "$python" -m pytest -q -p no:cacheprovider -o cache_dir="$work" "$tests" "$@"
+status=0
+mpiexec --oversubscribe -n "$n" "$python" -m pytest -q -p no:cacheprovider -o cache_dir="$work" "$tests" "$@" 2>&1 |
+  tee "$work/out" || status=$?
+# the tests run under -malloc_debug: PETSc lists what is still allocated at PetscFinalize
+if grep -qE '^\[ *[0-9]+\] [0-9]+ bytes ' "$work/out"; then
+  echo "petnn_pytest: PETSc memory left allocated at PetscFinalize (above): a leak"
+  status=1
+fi
+exit $status

@@ -110,3 +110,22 @@ def test_training_checkpoints_bitwise_equal_to_c(comm, problem):
         net.getTrainer().setCheckpoint(str(tmp / ("ckpt_%s.h5" % name)))
         net.train(data)
         assert h5_equal(tmp / "ckpt_c.h5", tmp / ("ckpt_%s.h5" % name)) == [], name
+
+
+def test_fashion_mlp_script_bitwise_equal_to_nnrun(serial, tmp_path):
+    """examples/fashion_mlp.py and nnrun on examples/fashion_mlp.opts: the same checkpoint, bit for bit."""
+    import sys
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("no Fashion-MNIST (Debian package dataset-fashion-mnist)")
+    args = ["-options_file", os.path.join(src, "examples", "fashion_mlp.opts"), "-nn_epochs", "1",
+            "-train_data_max_samples", "6000", "-test_data_max_samples", "1000"]
+    outs = []
+    for name, cmd in (("py", [sys.executable, os.path.join(src, "examples", "fashion_mlp.py")]),
+                      ("c", [os.path.join(serial, "examples", "nnrun")])):
+        r = subprocess.run(cmd + args + ["-nn_checkpoint", str(tmp_path / (name + ".h5"))], cwd=tmp_path,
+                           env=clean_env(), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        outs.append([line for line in r.stdout.splitlines() if line.startswith("Final test")])
+    assert outs[0] == outs[1] and outs[0]
+    assert h5_equal(tmp_path / "py.h5", tmp_path / "c.h5") == []

@@ -144,7 +144,11 @@ PETSC_INTERN PetscErrorCode NNLayerCreateNamed(MPI_Comm comm, const char base[],
   PetscCall(PetscObjectSetName((PetscObject)*layer, name));
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s%s_", base ? base : "", name));
   PetscCall(NNLayerSetOptionsPrefix(*layer, prefix));
-  if (type) PetscCall(NNLayerSetType(*layer, type));
+  if (type) {
+    PetscErrorCode ierr = NNLayerSetType(*layer, type);
+    if (ierr) (void)NNLayerDestroy(layer); /* an unknown type: nothing is left behind for a caller that goes on */
+    PetscCall(ierr);
+  }
   PetscFunctionReturn(0);
 }
 

@@ -267,6 +267,7 @@ PetscErrorCode NNLossGradient(NN net, PetscInt n, Vec x, Vec t, PetscReal *loss,
 @*/
 PetscErrorCode NNPredict(NN net, Vec x, Vec y)
 {
+  PetscErrorCode     ierr;
   PetscInt           nx, ny, m, in, outsz;
   NNShape            out;
   const PetscScalar *xa;
@@ -309,7 +310,14 @@ PetscErrorCode NNPredict(NN net, Vec x, Vec y)
     const PetscScalar *yo;
     /* a Vec header over the caller's array avoids copying the input */
     PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, n * in, xa + start * in, &xb));
-    PetscCall(NNForward(net, n, xb, &yb));
+    ierr = NNForward(net, n, xb, &yb);
+    if (ierr) { /* a failing layer (one written in Python raises an exception): leave the caller's Vecs usable */
+      (void)VecDestroy(&xb);
+      (void)VecRestoreArray(y, &ya);
+      (void)VecRestoreArrayRead(x, &xa);
+      (void)NNSetTraining(net, training);
+      PetscCall(ierr);
+    }
     PetscCall(VecGetArrayRead(yb, &yo));
     PetscCall(VecGetDM(yb, &dmy));
     if (!dmy) PetscCall(PetscArraycpy(ya + start * outsz, yo, n * outsz));
