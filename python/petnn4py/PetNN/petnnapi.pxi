@@ -108,6 +108,12 @@ cdef extern from "petnn.h" nogil:
     PetscErrorCode NNGetOpt(PetNN, PetOpt *)
     PetscErrorCode NNGradientCheck(PetNN, PetscInt, PetscVec, PetscVec, PetscReal, PetscReal *, PetscReal *)
 
+    # losses: the eval form of NNLossOps (sequential outputs)
+    ctypedef struct NNLossOps:
+        PetscErrorCode (*eval)(PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscReal *, PetscScalar *)
+        PetscBool classification
+    PetscErrorCode NNLossRegister(const char[], PetscErrorCode (*)(NNLossOps *))
+
     # NNLayer
     PetscErrorCode NNLayerRegister(const char[], PetscErrorCode (*)(PetLayer))
     PetscErrorCode NNLayerGetType(PetLayer, const char **)
