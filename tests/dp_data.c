@@ -1,11 +1,13 @@
 static char help[] = "Distributed data sets: each rank holds a contiguous 1/P of the rows and NNDataGetBatch() fetches\n"
                      "the rest; batches equal those of a replicated copy of the data set for IDX (Fashion-MNIST),\n"
-                     "PETSc binary (AIJ-stored Mat) and HDF5 files.\n";
+                     "PETSc binary (AIJ-stored Mat) and HDF5 files, and arrays in memory (NNDATAARRAY).\n";
 
 #include <petnn.h>
 #include <string.h>
 
 #define NB 300 /* rows of the binary and HDF5 files */
+
+static PetscScalar arrayX[NB * 5], arrayY[NB]; /* the in-memory data set: the HDF5 file's values */
 
 static PetscErrorCode WriteFiles(void)
 {
@@ -58,6 +60,7 @@ static PetscErrorCode Open(NNDataType type, const char file[], PetscInt max, Pet
   PetscCall(NNDataCreate(PETSC_COMM_WORLD, d));
   PetscCall(NNDataSetType(*d, type));
   if (file) PetscCall(NNDataSetFileName(*d, file));
+  PetscCall(NNDataArraySetArrays(*d, NB, 1, (PetscInt[]){5}, 1, arrayX, arrayY)); /* ignored by the file types */
   PetscCall(NNDataSetMaxSamples(*d, max));
   PetscCall(NNDataSetDistribute(*d, distribute));
   PetscFunctionReturn(0);
@@ -124,6 +127,27 @@ static PetscErrorCode Compare(const char what[], NNDataType type, const char fil
   PetscFunctionReturn(0);
 }
 
+/* an array data set without arrays, or with none of them, is refused with a message that says what to do */
+static PetscErrorCode ArrayErrors(void)
+{
+  NNData         d;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(NNDataCreate(PETSC_COMM_WORLD, &d));
+  PetscCall(NNDataSetType(d, NNDATAARRAY));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = NNDataSetUp(d);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "array data set without arrays: %s\n", ierr ? "refused" : "ACCEPTED"));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = NNDataArraySetArrays(d, 0, 1, (PetscInt[]){5}, 1, arrayX, arrayY);
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "array data set of 0 samples: %s\n", ierr ? "refused" : "ACCEPTED"));
+  PetscCall(NNDataDestroy(&d));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscMPIInt rank;
@@ -138,6 +162,11 @@ int main(int argc, char **argv)
   PetscCall(Compare("PETSc binary (AIJ Mat + Vec)", NNDATABINARY, "dpd.dat", 0));
   PetscCall(Compare("PETSc binary, first 101 samples", NNDATABINARY, "dpd.dat", 101));
   PetscCall(Compare("HDF5", NNDATAHDF5, "dpd.h5", 0));
+  for (PetscInt i = 0; i < NB * 5; i++) arrayX[i] = 0.5 * i;
+  for (PetscInt i = 0; i < NB; i++) arrayY[i] = i % 7;
+  PetscCall(Compare("arrays in memory", NNDATAARRAY, NULL, 0));
+  PetscCall(Compare("arrays in memory, first 101 samples", NNDATAARRAY, NULL, 101));
+  PetscCall(ArrayErrors());
   if (idx) PetscCall(Compare("IDX (Fashion-MNIST t10k, first 3001 samples)", NNDATAIDX, NULL, 3001));
   PetscCall(PetscFinalize());
   return 0;
