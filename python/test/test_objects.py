@@ -202,3 +202,27 @@ def test_malloc_dump_clean(serial, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "done" in r.stdout
     assert "unfreed" not in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
+
+
+def test_view_from_options_and_log_events(tmp_path):
+    """viewFromOptions (petsc4py's, through NNView) and PetNN's -log_view events, as for PETSc's objects."""
+    net = PetNN.NN().create(PETSc.COMM_SELF)
+    net.setInputShape((3,))
+    net.addLayer("dense", "fc", units=2)
+    net.setUp()
+    path = str(tmp_path / "view.txt")
+    opts = PETSc.Options()
+    opts["petnn4py_test_view"] = "ascii:" + path
+    try:
+        net.viewFromOptions("-petnn4py_test_view")
+    finally:
+        opts.delValue("petnn4py_test_view")
+    text = open(path).read()
+    assert "fc: dense (3) -> (2), 8 parameters" in text
+    PETSc.Log.begin()
+    event = PETSc.Log.Event("NNForward")
+    before = event.getPerfInfo()["count"]
+    x, t = net.createBatchVecs()
+    net.forward(1, x)
+    assert event.getPerfInfo()["count"] == before + 1
+    net.destroy()
