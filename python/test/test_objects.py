@@ -85,6 +85,7 @@ def test_vecs_and_views_without_copies(comm):
     assert theta.handle == net.parameters.handle  # the network's own Vec, not a copy
     w = net.getLayerParameters("fc1")
     assert w.shape == (4 * 6 + 6,)
+    assert np.shares_memory(w, net.getLayer("fc1").getParameters())
     before = theta.getArray(readonly=True)[0]
     w[0] = 42.0  # the view writes the network's parameters
     assert theta.getArray(readonly=True)[0] == 42.0

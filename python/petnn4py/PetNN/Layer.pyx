@@ -15,10 +15,23 @@ cdef class Layer(Object):
     """A layer (PetNN's ``NNLayer``); get one from ``NN.addLayer`` or ``NN.getLayer``."""
 
     cdef PetLayer layer
+    cdef object net  # the NN it came from (NN.addLayer, getLayer, getLayers), for its parameter slices
 
     def __cinit__(self):
         self.obj = <PetscObject *>&self.layer
         self.layer = NULL
+
+    def getParameters(self):
+        """A numpy view (no copy) of this layer's parameters in its network's parameter Vec (NN.getLayerParameters)."""
+        if self.net is None:
+            raise RuntimeError("a layer obtained from a network (NN.addLayer, getLayer, getLayers) knows its parameters")
+        return self.net.getLayerParameters(self.getName())
+
+    def getGradient(self):
+        """A numpy view (no copy) of this layer's slice of its network's gradient Vec."""
+        if self.net is None:
+            raise RuntimeError("a layer obtained from a network (NN.addLayer, getLayer, getLayers) knows its gradient")
+        return self.net.getLayerGradient(self.getName())
 
     def getType(self):
         cdef const char *t = NULL

@@ -92,6 +92,7 @@ cdef class NN(Object):
         cdef Layer layer = Layer()
         CHKERR(NNAddLayer(self.nn, str2bytes(layer_type), str2bytes(name), &layer.layer))
         CHKERR(PetscObjectReference(<PetscObject>layer.layer))
+        layer.net = self
         if inputs is not None:
             layer.setInputs(inputs)
         if options:
@@ -102,6 +103,7 @@ cdef class NN(Object):
         cdef Layer layer = Layer()
         CHKERR(NNGetLayer(self.nn, str2bytes(name), &layer.layer))
         CHKERR(PetscObjectReference(<PetscObject>layer.layer))
+        layer.net = self
         return layer
 
     def getLayers(self):
@@ -115,6 +117,7 @@ cdef class NN(Object):
             layer = Layer()
             layer.layer = layers[i]
             CHKERR(PetscObjectReference(<PetscObject>layer.layer))
+            layer.net = self
             out.append(layer)
         return out
 
