@@ -340,6 +340,7 @@ PETSC_EXTERN PetscErrorCode NNLossGradient(NN, PetscInt, Vec, Vec, PetscReal *, 
 PETSC_EXTERN PetscErrorCode NNPredict(NN, Vec, Vec);
 
 PETSC_EXTERN PetscErrorCode NNTrain(NN, NNData, NNData);
+PETSC_EXTERN PetscErrorCode NNTrainStep(NN, Vec, Vec, PetscReal *);       /* online: one step on the caller's batch */
 PETSC_EXTERN PetscErrorCode NNEvaluate(NN, NNData, PetscReal *, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNCreateTao(NN, Tao *);
 PETSC_EXTERN PetscErrorCode NNTrainTao(NN, NNData, Tao);
@@ -407,6 +408,7 @@ PETSC_EXTERN PetscErrorCode NNTrainerView(NNTrainer, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNTrainerSetEpochs(NNTrainer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNTrainerGetEpochs(NNTrainer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetShuffle(NNTrainer, PetscBool);
+PETSC_EXTERN PetscErrorCode NNTrainerSetStepsPerEpoch(NNTrainer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNTrainerGetShuffle(NNTrainer, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetMonitor(NNTrainer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNTrainerGetMonitor(NNTrainer, PetscBool *);
