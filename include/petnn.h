@@ -340,7 +340,6 @@ PETSC_EXTERN PetscErrorCode NNLossGradient(NN, PetscInt, Vec, Vec, PetscReal *, 
 PETSC_EXTERN PetscErrorCode NNPredict(NN, Vec, Vec);
 
 PETSC_EXTERN PetscErrorCode NNTrain(NN, NNData, NNData);
-PETSC_EXTERN PetscErrorCode NNTrainStep(NN, Vec, Vec, PetscReal *);       /* online: one step on the caller's batch */
 PETSC_EXTERN PetscErrorCode NNEvaluate(NN, NNData, PetscReal *, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNCreateTao(NN, Tao *);
 PETSC_EXTERN PetscErrorCode NNTrainTao(NN, NNData, Tao);
@@ -408,7 +407,6 @@ PETSC_EXTERN PetscErrorCode NNTrainerView(NNTrainer, PetscViewer);
 PETSC_EXTERN PetscErrorCode NNTrainerSetEpochs(NNTrainer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNTrainerGetEpochs(NNTrainer, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetShuffle(NNTrainer, PetscBool);
-PETSC_EXTERN PetscErrorCode NNTrainerSetStepsPerEpoch(NNTrainer, PetscInt);
 PETSC_EXTERN PetscErrorCode NNTrainerGetShuffle(NNTrainer, PetscBool *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetMonitor(NNTrainer, PetscBool);
 PETSC_EXTERN PetscErrorCode NNTrainerGetMonitor(NNTrainer, PetscBool *);
@@ -594,3 +592,6 @@ PETSC_EXTERN PetscErrorCode NNLayerODEGetMGRIT(NNLayer, NNMGRIT *);
 /* the learned vector field f outside the block (ts/ode/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
 PETSC_EXTERN PetscErrorCode NNComputeODEField(NN, NNLayer, PetscReal, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNODERHSFunction(TS, PetscReal, Vec, Vec, void *);
+
+/* online training inside a simulation: NNTrainStep(), the replay buffer (include/petnn/online.h) */
+#include <petnn/online.h>

@@ -71,6 +71,9 @@ struct _p_NNTrainer {
     PetscInt       samples;         /* samples of the current epoch's steps (its mean loss) */
     PetscLogDouble tck, tepoch;     /* time of the last checkpoint, start of the current epoch (0: not yet) */
     Vec            xs, ts;          /* a single spatial sample staged into the network's batch layout */
+    NNData         buffer;          /* NNSetTrainBuffer(): the replay buffer NNTrainStepBuffer() draws from, in checkpoints */
+    Vec            xb, tb;          /* the minibatch drawn from it, in the network's batch layout */
+    PetscInt      *idx;             /* its slots */
   } online;
 };
 

@@ -16,6 +16,7 @@ PetscFunctionList NNDataList = NULL;
 PETSC_INTERN PetscErrorCode NNDataCreate_IDX(NNData);
 PETSC_INTERN PetscErrorCode NNDataCreate_Binary(NNData);
 PETSC_INTERN PetscErrorCode NNDataCreate_HDF5(NNData);
+PETSC_INTERN PetscErrorCode NNDataCreate_Buffer(NNData);
 
 PetscErrorCode NNDataRegisterAllTypes(void)
 {
@@ -23,6 +24,7 @@ PetscErrorCode NNDataRegisterAllTypes(void)
   PetscCall(NNDataRegister(NNDATAIDX, NNDataCreate_IDX));
   PetscCall(NNDataRegister(NNDATABINARY, NNDataCreate_Binary));
   PetscCall(NNDataRegister(NNDATAHDF5, NNDataCreate_HDF5));
+  PetscCall(NNDataRegister(NNDATABUFFER, NNDataCreate_Buffer));
   PetscFunctionReturn(0);
 }
 

@@ -22,6 +22,10 @@ static PetscErrorCode NNTrainerDestroy(NNTrainer *tr)
   PetscCall(NNOptDestroy(&(*tr)->opt));
   PetscCall(VecDestroy(&(*tr)->online.xs));
   PetscCall(VecDestroy(&(*tr)->online.ts));
+  PetscCall(VecDestroy(&(*tr)->online.xb));
+  PetscCall(VecDestroy(&(*tr)->online.tb));
+  PetscCall(PetscFree((*tr)->online.idx));
+  PetscCall(NNDataDestroy(&(*tr)->online.buffer));
   PetscCall(PetscHeaderDestroy(tr));
   PetscFunctionReturn(0);
 }

@@ -185,3 +185,20 @@ PetscErrorCode NNTrainerSetStepsPerEpoch(NNTrainer tr, PetscInt n)
   tr->online.steps_per_epoch = n;
   PetscFunctionReturn(0);
 }
+
+/*@
+   NNTrainerGetStepsPerEpoch - how many NNTrainStep() calls make an epoch of online training (0: one endless epoch)
+
+   Not Collective
+
+   Level: intermediate
+
+.seealso: `NNTrainerSetStepsPerEpoch()`
+@*/
+PetscErrorCode NNTrainerGetStepsPerEpoch(NNTrainer tr, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(tr, NNTRAINER_CLASSID, 1);
+  *n = tr->online.steps_per_epoch;
+  PetscFunctionReturn(0);
+}
