@@ -5,6 +5,9 @@
 */
 #pragma once
 
+/* a network from an options or YAML file (src/nn/interface/nnfromfile.c) */
+PETSC_EXTERN PetscErrorCode NNCreateFromOptionsFile(MPI_Comm, const char[], const char[], NN *);
+
 /* one step of the trainer on the caller's batch (src/trainer/interface/trainstep*.c) */
 PETSC_EXTERN PetscErrorCode NNTrainStep(NN, Vec, Vec, PetscReal *);
 PETSC_EXTERN PetscErrorCode NNTrainerSetStepsPerEpoch(NNTrainer, PetscInt);
