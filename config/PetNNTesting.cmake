@@ -94,6 +94,9 @@ function(_petnn_detect_test_features out)
   if(PETNN_CUDNN_LIBRARY_DIR)
     list(APPEND feats cudnn)
   endif()
+  if(PETNN_WITH_FORTRAN)
+    list(APPEND feats fortran)  # the Fortran module and examples were built
+  endif()
   set(${out} ${feats} PARENT_SCOPE)
 endfunction()
 
