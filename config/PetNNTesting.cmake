@@ -95,7 +95,7 @@ function(_petnn_detect_test_features out)
     list(APPEND feats cudnn)
   endif()
   if(PETNN_WITH_FORTRAN)
-    list(APPEND feats fortran)  # the Fortran module and examples were built
+    list(APPEND feats petnn_fortran)  # the Fortran module and examples were built (not "fortran": PETSc has PETSC_HAVE_FORTRAN)
   endif()
   set(${out} ${feats} PARENT_SCOPE)
 endfunction()

@@ -258,18 +258,18 @@ int main(int argc, char **argv)
    # history and surrogate error as this program on the same ranks, and the same kill-and-restart
    test:
      suffix: fortran
-     requires: fortran
+     requires: petnn_fortran
      command: bash ${PETNN_SOURCE_DIR}/examples/online_heat_compare.sh ${exe} ${PETNN_BINARY_DIR}/examples/online_heat_f "${mpiexec}" 1 -options_file online_heat.opts -M 16 -steps 40 -surrogate_steps 8
 
    test:
      suffix: fortran_4
-     requires: fortran
+     requires: petnn_fortran
      command: bash ${PETNN_SOURCE_DIR}/examples/online_heat_compare.sh ${exe} ${PETNN_BINARY_DIR}/examples/online_heat_f "${mpiexec}" 4 -options_file online_heat.opts -M 16 -steps 40 -surrogate_steps 8
      output_file: output/online_heat_fortran.out
 
    test:
      suffix: fortran_restart_4
-     requires: fortran
+     requires: petnn_fortran
      command: bash ${PETNN_SOURCE_DIR}/examples/online_heat_restart.sh ${PETNN_BINARY_DIR}/examples/online_heat_f "${mpiexec}" 4 -options_file online_heat.opts -M 16 -steps 80 -surrogate_steps 8
      output_file: output/online_heat_restart.out
 
