@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config gfortran
   petsc-dev slepc-dev libopenmpi-dev openmpi-bin libopenblas-dev zlib1g-dev
   libfftw3-dev libfftw3-mpi-dev
   libpetsc3.18-dev-examples

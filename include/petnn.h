@@ -594,3 +594,6 @@ PETSC_EXTERN PetscErrorCode NNLayerODEGetMGRIT(NNLayer, NNMGRIT *);
 /* the learned vector field f outside the block (ts/ode/odeblock_rhs.c): TSSetRHSFunction(ts, NULL, NNODERHSFunction, net) */
 PETSC_EXTERN PetscErrorCode NNComputeODEField(NN, NNLayer, PetscReal, Vec, Vec);
 PETSC_EXTERN PetscErrorCode NNODERHSFunction(TS, PetscReal, Vec, Vec, void *);
+
+/* online training inside a simulation: NNTrainStep(), the replay buffer (include/petnn/online.h) */
+#include <petnn/online.h>

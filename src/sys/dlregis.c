@@ -3,7 +3,7 @@
 #include <petnn/private/spectralimpl.h>
 
 PetscClassId  NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID;
-PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
+PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict, NN_TrainStep;
 
 static PetscBool PetNNPackageInitialized = PETSC_FALSE;
 
@@ -75,6 +75,7 @@ PetscErrorCode PetNNInitializePackage(void)
   PetscCall(NNLogEventRegister("NNDataLoad", NNDATA_CLASSID, &NN_DataLoad));
   PetscCall(NNLogEventRegister("NNCheckpoint", NN_CLASSID, &NN_Checkpoint));
   PetscCall(NNLogEventRegister("NNPredict", NN_CLASSID, &NN_Predict));
+  PetscCall(NNLogEventRegister("NNTrainStep", NN_CLASSID, &NN_TrainStep));
   { /* -info :nn selects (or -info :~nn hides) PetNN's messages */
     PetscClassId classids[4] = {NN_CLASSID, NNLAYER_CLASSID, NNOPT_CLASSID, NNDATA_CLASSID};
     PetscCall(PetscInfoProcessClass("nn", 4, classids));

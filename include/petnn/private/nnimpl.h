@@ -33,7 +33,7 @@ PETSC_INTERN PetscErrorCode NNCollectiveError(MPI_Comm, PetscErrorCode, PetscBoo
 PETSC_INTERN PetscErrorCode NNCollectiveCheck(MPI_Comm, PetscErrorCode, PetscBool, const char[], const char[]);
 
 /* ---------------------------------------------------------------- log events */
-PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict;
+PETSC_EXTERN PetscLogEvent NN_Forward, NN_Backward, NN_Loss, NN_OptStep, NN_DataLoad, NN_Checkpoint, NN_Predict, NN_TrainStep;
 /* events of the parallel machinery, registered on first use (src/sys/collective.c) */
 PETSC_EXTERN PetscLogEvent NN_AllreduceLaunch, NN_AllreduceWait, NN_Allgather, NN_DataExchange, NN_Broadcast, NN_Tournament, NN_PartGather, NN_PartReduce;
 PETSC_INTERN PetscErrorCode NNParallelRegisterEvents(void);

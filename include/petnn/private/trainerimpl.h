@@ -65,6 +65,16 @@ struct _p_NNTrainer {
   NNTrainerEpochMonitor epochmonitors[NN_MAX_MONITORS];
   NNTrainerMonitors     mon;            /* the built-in progress, CSV and draw monitors */
   NNTrainerCursor  cursor;
+  /* online training (NNTrainStep(), src/trainer/interface/trainstep.c) */
+  struct {
+    PetscInt       steps_per_epoch; /* -nn_steps_per_epoch: NNTrainStep() calls that make an epoch (0: one endless epoch) */
+    PetscInt       samples;         /* samples of the current epoch's steps (its mean loss) */
+    PetscLogDouble tck, tepoch;     /* time of the last checkpoint, start of the current epoch (0: not yet) */
+    Vec            xs, ts;          /* a single spatial sample staged into the network's batch layout */
+    NNData         buffer;          /* NNSetTrainBuffer(): the replay buffer NNTrainStepBuffer() draws from, in checkpoints */
+    Vec            xb, tb;          /* the minibatch drawn from it, in the network's batch layout */
+    PetscInt      *idx;             /* its slots */
+  } online;
 };
 
 /* the network's trainer with its cursor current (zeroed when the parameters were initialized anew) */
@@ -104,9 +114,11 @@ typedef struct {
   PetscInt       n, m, bad;            /* samples of the global batch, of this group's shard, first bad sample (-1) */
   PetscReal      L, correct;           /* this shard's mean loss and correctly classified samples */
   PetscLogDouble tc;                   /* this group's compute time */
-} NNTrainStep;
+} NNTrainStepInfo;
 
 PETSC_INTERN PetscErrorCode NNTrainEpochs(NN, NNTrainLoop *);
+/* one online step on m samples of this data group in the network's batch layout (src/trainer/interface/trainstep.c) */
+PETSC_INTERN PetscErrorCode NNTrainStepBatch_Private(NN, PetscInt, Vec, Vec, PetscBool, PetscReal *);
 PETSC_INTERN PetscErrorCode NNTrainerMonitorStep(NNTrainer, PetscInt, PetscInt, PetscReal); /* calls every step monitor */
 PETSC_INTERN PetscErrorCode NNTrainMonitorEpoch(NN, NNTrainLoop *, PetscInt, PetscLogDouble);
 /* the built-in monitors and the epoch monitors (src/trainer/interface/trainmonitors.c, trainprogress.c, traincurves.c) */

@@ -17,6 +17,7 @@ PETSC_INTERN PetscErrorCode NNDataCreate_IDX(NNData);
 PETSC_INTERN PetscErrorCode NNDataCreate_Binary(NNData);
 PETSC_INTERN PetscErrorCode NNDataCreate_HDF5(NNData);
 PETSC_INTERN PetscErrorCode NNDataCreate_Array(NNData);
+PETSC_INTERN PetscErrorCode NNDataCreate_Buffer(NNData);
 
 PetscErrorCode NNDataRegisterAllTypes(void)
 {
@@ -25,6 +26,7 @@ PetscErrorCode NNDataRegisterAllTypes(void)
   PetscCall(NNDataRegister(NNDATABINARY, NNDataCreate_Binary));
   PetscCall(NNDataRegister(NNDATAHDF5, NNDataCreate_HDF5));
   PetscCall(NNDataRegister(NNDATAARRAY, NNDataCreate_Array));
+  PetscCall(NNDataRegister(NNDATABUFFER, NNDataCreate_Buffer));
   PetscFunctionReturn(0);
 }
 

@@ -21,6 +21,7 @@
    (tournament training) each trainer's first rank writes its own "<stem>.trainer<t>.h5".
 */
 #include <petnn/private/trainerimpl.h>
+#include <petnn/private/bufferimpl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <string.h>
@@ -122,7 +123,7 @@ static PetscErrorCode NNCheckpointInfo(NN net, const char what[], const char fil
 }
 
 /* ---------------------------------------------------------------- save */
-static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[])
+static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[], const NNBufferImage *bimg)
 {
   NNCheckpointCtx c;
   NNOpt           opt = net->trainer->opt;
@@ -151,11 +152,12 @@ static PetscErrorCode NNCheckpointWriteContents(NN net, hid_t fid, const char fi
   v = (int64_t)opt->nsteps;
   PetscCall(NNH5WriteInt64(fid, "optimizer/step", 0, NULL, &v));
   PetscCall(NNCheckpointWriteCursor(net, fid));
+  if (bimg) PetscCall(NNBufferImageWrite(fid, bimg)); /* the replay buffer (NNSetTrainBuffer()) */
   PetscFunctionReturn(0);
 }
 
 /* rank 0: everything that can fail, with the temporary file removed on failure; the arrays in the full layout */
-static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[])
+static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[], const PetscScalar *theta, const PetscScalar *buf, const PetscScalar *const state[], const NNBufferImage *bimg)
 {
   NNAtomicFile   a;
   PetscErrorCode ierr;
@@ -164,7 +166,7 @@ static PetscErrorCode NNCheckpointSave_Rank0(NN net, const char file[], const Pe
   PetscCall(PetscMemzero(&a, sizeof(a)));
   a.fid = -1;
   PetscCall(NNAtomicCreate(file, "checkpoint", &a));
-  ierr = NNCheckpointWriteContents(net, a.fid, file, theta, buf, state);
+  ierr = NNCheckpointWriteContents(net, a.fid, file, theta, buf, state, bimg);
   if (!ierr) ierr = NNAtomicCommit(&a, file, "checkpoint");
   if (ierr) NNAtomicAbort(&a);
   PetscCall(ierr);
@@ -248,6 +250,7 @@ static PetscErrorCode NNCheckpointRestoreArrays(NN net, NNCheckpointArrays *ca)
    /training/step        int64, minibatch steps taken
    /training/batch       int64, minibatches done in the current epoch
    /training/epoch_loss, /training/epoch_correct  partial sums of the current epoch
+   /buffer/header, /buffer/rng, /buffer/x, /buffer/y  the replay buffer (NNSetTrainBuffer()), every rank's part
 .ve
    and the root attribute format = "petnn-checkpoint-1". NNTrain() calls this routine when
    -nn_checkpoint is given (every -nn_checkpoint_every epochs, -nn_checkpoint_steps steps or
@@ -265,6 +268,8 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
   PetscErrorCode     ierr = 0;
   char               name[PETSC_MAX_PATH_LEN];
   NNCheckpointArrays ca;
+  NNBufferImage      bimg;
+  NNData             bufd;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -277,14 +282,17 @@ PetscErrorCode NNCheckpointSave(NN net, const char file[])
   PetscCall(NNParallelFileName(net, file, sizeof(name), name));
   PetscCall(PetscLogEventBegin(NN_Checkpoint, net, 0, 0, 0));
   PetscCall(NNCheckpointGetArrays(net, &ca));
+  bufd = net->trainer->online.buffer;
+  if (bufd) PetscCall(NNDataBufferGather_Private(bufd, net->par ? net->par->tcomm : comm, &bimg));
   if (rank == 0) {
     PetscCall(NNH5SilenceErrors(PETSC_TRUE));
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* raised on every rank below */
-    ierr = NNCheckpointSave_Rank0(net, name, ca.theta, ca.buf, ca.state);
+    ierr = NNCheckpointSave_Rank0(net, name, ca.theta, ca.buf, ca.state, bufd ? &bimg : NULL);
     PetscCall(PetscPopErrorHandler());
     PetscCall(NNH5SilenceErrors(PETSC_FALSE));
   }
   PetscCall(NNCheckpointRestoreArrays(net, &ca));
+  if (bufd) PetscCall(NNBufferImageFree(&bimg));
   PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
   PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
   PetscCall(NNCheckpointInfo(net, "Saved", name, NULL));
@@ -298,6 +306,8 @@ typedef struct {
   PetscBool          hasopt; /* complete optimizer state of the network's type: state and nsteps loaded */
   int64_t            nsteps;
   NNCheckpointCursor cursor;
+  NNBufferImage      bimg;    /* the replay buffer's contents (NNSetTrainBuffer()), if the file holds them */
+  PetscBool          hasbimg;
 } NNCheckpointLoadData;
 
 static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckpointLoadData *ld)
@@ -379,6 +389,7 @@ static PetscErrorCode NNCheckpointRead_Rank0(NN net, const char file[], NNCheckp
   } else PetscCall(PetscInfo(net, "Checkpoint %s has no optimizer state\n", file));
 
   PetscCall(NNCheckpointReadCursor(net, ld->fid, file, &ld->cursor));
+  if (net->trainer->online.buffer) PetscCall(NNBufferImageRead(ld->fid, file, &ld->bimg, &ld->hasbimg));
   PetscCall(NNH5Close(&ld->fid));
   PetscFunctionReturn(0);
 }
@@ -466,6 +477,7 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
       PetscCall(PetscFree(ld.theta));
       PetscCall(PetscFree(ld.buf));
       PetscCall(PetscFree(ld.state));
+      PetscCall(NNBufferImageFree(&ld.bimg));
       PetscCall(PetscLogEventEnd(NN_Checkpoint, net, 0, 0, 0));
       PetscCall(NNCollectiveError(comm, ierr, PETSC_FALSE, ""));
     }
@@ -484,6 +496,10 @@ PetscErrorCode NNCheckpointLoad(NN net, const char file[])
     net->trainer->opt->nsteps = 0;
   }
   PetscCall(NNCheckpointApplyCursor(net, &ld.cursor));
+  PetscCallMPI(MPI_Bcast(&ld.hasbimg, 1, NN_MPI_BOOL, 0, tcomm));
+  if (net->trainer->online.buffer && ld.hasbimg) PetscCall(NNDataBufferScatter_Private(net->trainer->online.buffer, tcomm, &ld.bimg));
+  else if (net->trainer->online.buffer) PetscCall(PetscInfo(net, "Checkpoint %s holds no replay buffer: the network's stays as it is\n", name));
+  PetscCall(NNBufferImageFree(&ld.bimg));
   PetscCall(PetscFree(ld.theta));
   PetscCall(PetscFree(ld.buf));
   PetscCall(PetscFree(ld.state));

@@ -20,6 +20,12 @@ static PetscErrorCode NNTrainerDestroy(NNTrainer *tr)
   PetscCall(NNTrainerMonitorCancel(*tr));
   PetscCall(NNTrainerMonitorsDestroy_Private(*tr));
   PetscCall(NNOptDestroy(&(*tr)->opt));
+  PetscCall(VecDestroy(&(*tr)->online.xs));
+  PetscCall(VecDestroy(&(*tr)->online.ts));
+  PetscCall(VecDestroy(&(*tr)->online.xb));
+  PetscCall(VecDestroy(&(*tr)->online.tb));
+  PetscCall(PetscFree((*tr)->online.idx));
+  PetscCall(NNDataDestroy(&(*tr)->online.buffer));
   PetscCall(PetscHeaderDestroy(tr));
   PetscFunctionReturn(0);
 }
@@ -45,6 +51,8 @@ static PetscErrorCode NNTrainerSetFromOptions_Private(NNTrainer tr, NNOptionItem
   if (f1 || f2) PetscCall(NNTrainerSetCheckpointInterval(tr, steps, secs));
   PetscCall(PetscOptionsBool("-nn_gradient_check", "Check the first batch's gradient against finite differences", "NNTrainerSetGradientCheck", tr->gradcheck, &tr->gradcheck, NULL));
   PetscCall(PetscOptionsReal("-nn_gradient_check_tol", "Relative tolerance of the gradient check", "NNTrainerSetGradientCheck", tr->gradcheck_tol, &tr->gradcheck_tol, NULL));
+  PetscCall(PetscOptionsInt("-nn_steps_per_epoch", "NNTrainStep() calls that make an epoch of online training (0: one endless epoch)", "NNTrainerSetStepsPerEpoch", tr->online.steps_per_epoch, &tr->online.steps_per_epoch, NULL));
+  PetscCheck(tr->online.steps_per_epoch >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-nn_steps_per_epoch %" PetscInt_FMT " must be non-negative (0: one endless epoch)", tr->online.steps_per_epoch);
   PetscCall(NNTrainerMonitorsSetFromOptions_Private(tr, PetscOptionsObject));
   PetscCall(NNOptSetOptionsPrefix(tr->opt, ((PetscObject)tr)->prefix));
   PetscCall(NNOptSetFromOptions_Private(tr->opt, PetscOptionsObject)); /* -opt_type, -opt_learning_rate, ... */
@@ -74,6 +82,7 @@ static PetscErrorCode NNTrainerOptionsHandler(PetscObject obj PETSC_UNUSED, NNOp
 .  -nn_checkpoint_seconds <s> - and when s seconds have passed since the last checkpoint (0: off)
 .  -nn_gradient_check - check the gradient of the first training batch against finite differences
 .  -nn_gradient_check_tol <tol> - relative tolerance of that check (default 1e-6)
+.  -nn_steps_per_epoch <k> - NNTrainStep() calls that make an epoch of online training (0, the default: one endless epoch)
 .  -nn_monitor_steps <k> - print the progress inside an epoch every k optimizer steps (0: off)
 .  -nn_monitor_steps_tty <bool> - that progress as a bar redrawn in place (default: when stdout is a terminal)
 .  -nn_monitor_csv <file> - write loss and accuracy per epoch to a CSV file

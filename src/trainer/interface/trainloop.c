@@ -77,7 +77,7 @@ static void NNTrainEpochBegin(NN net, NNTrainLoop *c)
 
 /* this group's shard of batch b: its loss, correctly classified samples, first bad sample (-1: none)
    and compute time (for load balancing) */
-static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNTrainStep *st)
+static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNTrainStepInfo *st)
 {
   NNParallel p = net->par;
   PetscInt   start = b * c->B, m;
@@ -124,7 +124,7 @@ static PetscErrorCode NNTrainStepCompute(NN net, NNTrainLoop *c, PetscInt b, NNT
 
 /* the step's one reduction over all ranks, laid out as [loss sum, correct] per trainer, bad data,
    checkpoint due, then the load-balancing slots */
-static PetscErrorCode NNTrainStepReduce(NN net, NNTrainLoop *c, NNTrainStep *st)
+static PetscErrorCode NNTrainStepReduce(NN net, NNTrainLoop *c, NNTrainStepInfo *st)
 {
   NNParallel     p = net->par;
   PetscLogDouble now;
@@ -145,7 +145,7 @@ static PetscErrorCode NNTrainStepReduce(NN net, NNTrainLoop *c, NNTrainStep *st)
 }
 
 /* bad data on any rank, or a non-finite loss on any trainer, stops training on every rank */
-static PetscErrorCode NNTrainStepCheck(NN net, NNTrainLoop *c, NNTrainStep *st)
+static PetscErrorCode NNTrainStepCheck(NN net, NNTrainLoop *c, NNTrainStepInfo *st)
 {
   NNParallel p = net->par;
 
@@ -162,7 +162,7 @@ static PetscErrorCode NNTrainStepCheck(NN net, NNTrainLoop *c, NNTrainStep *st)
 }
 
 /* the epoch sums, the optimizer step and the counters of batch b; the step monitor; the tournament */
-static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTrainStep *st)
+static PetscErrorCode NNTrainStepFinish(NN net, NNTrainLoop *c, PetscInt b, NNTrainStepInfo *st)
 {
   NNParallel p = net->par;
 
@@ -237,7 +237,7 @@ PetscErrorCode NNTrainEpochs(NN net, NNTrainLoop *c)
     NNTrainEpochBegin(net, c);
     PetscCall(NNOptSetEpoch(c->tr->opt, c->cur->epoch, c->tr->epochs));
     for (PetscInt b = c->cur->batch; b < c->nbatches; b++) {
-      NNTrainStep st = {0, 0, -1, 0, 0, 0};
+      NNTrainStepInfo st = {0, 0, -1, 0, 0, 0};
 
       PetscCall(NNTrainStepCompute(net, c, b, &st));
       PetscCall(NNTrainStepReduce(net, c, &st));
