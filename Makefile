@@ -114,7 +114,7 @@ fuzz-build: deps
 fuzz: fuzz-build
 	bash tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# a relocatable tarball for nodes without the Debian packages (README.md, config/bundle/)
+# a relocatable tarball for nodes without the Debian packages (tutorials/00-build-and-test.md, config/bundle/)
 bundle: build
 	bash config/bundle/make-bundle.sh $(BUILD_DIR) $(BUNDLE_DIR)
 
