@@ -152,6 +152,7 @@ struct _p_NNLayer {
      pointwise layer on a spatial (DMDA) activation the rank's local entries per batch slot (set up by
      NNLayerSetUp() and NNLayerSetInputDM(); the layer then gets n = nbatch slots) */
   PetscInt           localsize;
+  PetscLogEvent      evfwd, evbwd; /* NNFwd_<type>, NNBwd_<type>: found once by NNLayerSetType(), not on every pass */
 
   /* nested layers (residual blocks, ODE vector fields) */
   PetscInt  nchildren;

@@ -41,13 +41,11 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
 {
   const PetscScalar *xa;
   PetscScalar       *ya;
-  PetscLogEvent      fwd, bwd;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
   PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evfwd, l, 0, 0, 0));
   if (l->part.shard) PetscCall(NNLayerShardBegin(l, PETSC_FALSE)); /* the whole parameters, just in time */
   if (l->ops->forwardvec) PetscUseTypeMethod(l, forwardvec, n, x, y);
   else {
@@ -59,7 +57,7 @@ PetscErrorCode NNLayerForward(NNLayer l, PetscInt n, Vec x, Vec y)
     PetscCall(VecRestoreArrayRead(x, &xa));
   }
   if (l->part.shard) PetscCall(NNLayerShardEnd(l, PETSC_FALSE));
-  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evfwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -86,12 +84,10 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
 {
   const PetscScalar *xa, *ya, *dya;
   PetscScalar       *dxa = NULL;
-  PetscLogEvent      fwd, bwd;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(l, NNLAYER_CLASSID, 1);
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evbwd, l, 0, 0, 0));
   if (l->part.shard) PetscCall(NNLayerShardBegin(l, PETSC_TRUE));
   if (l->ops->backwardvec) PetscUseTypeMethod(l, backwardvec, n, x, y, dy, dx);
   else {
@@ -107,6 +103,6 @@ PetscErrorCode NNLayerBackward(NNLayer l, PetscInt n, Vec x, Vec y, Vec dy, Vec 
     PetscCall(VecRestoreArrayRead(x, &xa));
   }
   if (l->part.shard) PetscCall(NNLayerShardEnd(l, PETSC_TRUE)); /* this rank's piece of the parameter gradient */
-  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evbwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }

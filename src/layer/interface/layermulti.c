@@ -126,25 +126,21 @@ PetscErrorCode NNLayerCreateOutputVecsMulti(NNLayer l, const DM dms[], Vec y[])
 /* the passes of a multi-input or multi-output layer, logged under the type's events */
 PetscErrorCode NNLayerForwardMulti(NNLayer l, PetscInt n, PetscInt nin, Vec x[], PetscInt nout, Vec y[])
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
   PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evfwd, l, 0, 0, 0));
   PetscUseTypeMethod(l, forwardmulti, n, nin, x, nout, y);
-  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evfwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode NNLayerBackwardMulti(NNLayer l, PetscInt n, PetscInt nin, Vec x[], PetscInt nout, Vec y[], Vec dy[], Vec dx[])
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evbwd, l, 0, 0, 0));
   PetscUseTypeMethod(l, backwardmulti, n, nin, x, nout, y, dy, dx);
-  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evbwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }

@@ -91,6 +91,7 @@ PetscErrorCode NNLayerSetType(NNLayer l, NNLayerType type)
   PetscCheck(!((PetscObject)l)->type_name, PetscObjectComm((PetscObject)l), PETSC_ERR_ORDER, "Layer type is already set; create a new layer to change it");
   PetscCall(PetscMemzero(l->ops, sizeof(struct _NNLayerOps)));
   PetscCall(PetscObjectChangeTypeName((PetscObject)l, type));
+  PetscCall(NNLayerGetEvents(type, &l->evfwd, &l->evbwd));
   PetscCall((*create)(l));
   PetscFunctionReturn(0);
 }

@@ -17,17 +17,15 @@ PetscBool NNLayerHasSinglePasses(NNLayer l)
 */
 PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *xs, float *ys)
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
   PetscCheck(NNLayerHasSinglePasses(l), PetscObjectComm((PetscObject)l), PETSC_ERR_PLIB, "Layer %s (%s) has no single-precision passes", ((PetscObject)l)->name, ((PetscObject)l)->type_name);
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evfwd, l, 0, 0, 0));
   if (!l->ops->forwardvec) PetscCall(NNLayerArraySamples(l, x, &n)); /* a pointwise layer: all batch slots of a spatial activation */
   if (l->part.shard) PetscCall(NNLayerShardBeginSingle(l, PETSC_FALSE));
   PetscUseTypeMethod(l, forwardsingle, n, xs, ys);
   if (l->part.shard) PetscCall(NNLayerShardEndSingle(l, PETSC_FALSE));
-  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evfwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -36,16 +34,14 @@ PetscErrorCode NNLayerForwardSingle(NNLayer l, PetscInt n, Vec x, const float *x
 */
 PetscErrorCode NNLayerBackwardSingle(NNLayer l, PetscInt n, Vec x, const float *xs, const float *ys, const float *dys, float *dxs)
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evbwd, l, 0, 0, 0));
   if (!l->ops->backwardvec) PetscCall(NNLayerArraySamples(l, x, &n));
   if (l->part.shard) PetscCall(NNLayerShardBeginSingle(l, PETSC_TRUE));
   PetscUseTypeMethod(l, backwardsingle, n, xs, ys, dys, dxs);
   if (l->part.shard) PetscCall(NNLayerShardEndSingle(l, PETSC_TRUE)); /* this rank's piece of the parameter gradient */
-  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evbwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -60,14 +56,12 @@ PetscBool NNLayerHasMultiSinglePasses(NNLayer l)
 */
 PetscErrorCode NNLayerForwardMultiSingle(NNLayer l, PetscInt n, PetscInt nin, Vec x[], const float *const xs[], PetscInt nout, Vec y[], float *const ys[])
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
   PetscCheck(n > 0 && n <= l->nbatch, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "Batch of %" PetscInt_FMT " samples exceeds the capacity %" PetscInt_FMT " of layer %s", n, l->nbatch, ((PetscObject)l)->name);
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evfwd, l, 0, 0, 0));
   PetscUseTypeMethod(l, forwardmultisingle, n, nin, x, xs, nout, y, ys);
-  PetscCall(PetscLogEventEnd(fwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evfwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -76,12 +70,10 @@ PetscErrorCode NNLayerForwardMultiSingle(NNLayer l, PetscInt n, PetscInt nin, Ve
 */
 PetscErrorCode NNLayerBackwardMultiSingle(NNLayer l, PetscInt n, PetscInt nin, Vec x[], PetscInt nout, Vec y[], const float *const dys[], float *const dxs[])
 {
-  PetscLogEvent fwd, bwd;
 
   PetscFunctionBegin;
-  PetscCall(NNLayerGetEvents(((PetscObject)l)->type_name, &fwd, &bwd));
-  PetscCall(PetscLogEventBegin(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(l->evbwd, l, 0, 0, 0));
   PetscUseTypeMethod(l, backwardmultisingle, n, nin, x, nout, y, dys, dxs);
-  PetscCall(PetscLogEventEnd(bwd, l, 0, 0, 0));
+  PetscCall(PetscLogEventEnd(l->evbwd, l, 0, 0, 0));
   PetscFunctionReturn(0);
 }
