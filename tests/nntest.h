@@ -149,3 +149,34 @@ static inline PetscErrorCode NNTestVecsEqual(Vec a, Vec b, PetscBool *same)
   PetscCall(MPIU_Allreduce(MPI_IN_PLACE, same, 1, NN_MPI_BOOL, MPI_LAND, PETSC_COMM_WORLD));
   PetscFunctionReturn(0);
 }
+
+/* the small classifier of the restart tests (tests/restart.c, tests/trainstep.c): dense 12, tanh, dropout 0.2, dense to
+   nclasses, cross entropy, data parallel on every rank of comm, seed 9, learning rate 0.02 falling by 0.7 each epoch;
+   the caller adds its own settings, then NNSetFromOptions() and NNSetUp() */
+static inline PetscErrorCode NNTestCreateDropoutClassifier(MPI_Comm comm, PetscInt nfeat, PetscInt nclasses, PetscInt batch, PetscInt epochs, NN *net)
+{
+  NNLayer     l;
+  NNOpt       opt;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(NNCreate(comm, net));
+  PetscCall(NNSetProcessGrid(*net, 1, size)); /* data parallel on every rank */
+  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc1", &l));
+  PetscCall(NNLayerDenseSetUnits(l, 12));
+  PetscCall(NNAddLayer(*net, NNLAYERTANH, "act", NULL));
+  PetscCall(NNAddLayer(*net, NNLAYERDROPOUT, "drop", &l));
+  PetscCall(NNLayerDropoutSetRate(l, 0.2));
+  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc2", &l));
+  PetscCall(NNLayerDenseSetUnits(l, nclasses));
+  PetscCall(NNSetLoss(*net, NNLOSSCROSSENTROPY));
+  PetscCall(NNSetBatchSize(*net, batch));
+  PetscCall(NNSetEpochs(*net, epochs));
+  PetscCall(NNSetSeed(*net, 9));
+  PetscCall(NNSetInputShape(*net, 1, (PetscInt[]){nfeat}));
+  PetscCall(NNGetOpt(*net, &opt));
+  PetscCall(NNOptSetLearningRate(opt, 0.02));
+  PetscCall(NNOptSetSchedule(opt, NNOPTSCHEDULESTEP, 1, 0.7));
+  PetscFunctionReturn(0);
+}

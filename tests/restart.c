@@ -8,6 +8,7 @@ static char help[] = "Restarts: a run killed with SIGKILL in the middle of an ep
                      "The network (dense-tanh-dropout-dense, Adam, step schedule) trains data-parallel on all ranks.\n";
 
 #include <petnn.h>
+#include "nntest.h"
 #include <signal.h>
 #include <string.h>
 
@@ -57,29 +58,8 @@ static PetscErrorCode WriteData(const char file[])
 
 static PetscErrorCode CreateNet(MPI_Comm comm, NN *net)
 {
-  NNLayer     l;
-  NNOpt       opt;
-  PetscMPIInt size;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(NNCreate(comm, net));
-  PetscCall(NNSetProcessGrid(*net, 1, size)); /* data parallel on every rank */
-  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc1", &l));
-  PetscCall(NNLayerDenseSetUnits(l, 12));
-  PetscCall(NNAddLayer(*net, NNLAYERTANH, "act", NULL));
-  PetscCall(NNAddLayer(*net, NNLAYERDROPOUT, "drop", &l));
-  PetscCall(NNLayerDropoutSetRate(l, 0.2));
-  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc2", &l));
-  PetscCall(NNLayerDenseSetUnits(l, NCLASSES));
-  PetscCall(NNSetLoss(*net, NNLOSSCROSSENTROPY));
-  PetscCall(NNSetBatchSize(*net, 10));
-  PetscCall(NNSetEpochs(*net, EPOCHS));
-  PetscCall(NNSetSeed(*net, 9));
-  PetscCall(NNSetInputShape(*net, 1, (PetscInt[]){6}));
-  PetscCall(NNGetOpt(*net, &opt));
-  PetscCall(NNOptSetLearningRate(opt, 0.02));
-  PetscCall(NNOptSetSchedule(opt, NNOPTSCHEDULESTEP, 1, 0.7));
+  PetscCall(NNTestCreateDropoutClassifier(comm, 6, NCLASSES, 10, EPOCHS, net));
   PetscCall(NNSetFromOptions(*net)); /* -nn_checkpoint, -nn_checkpoint_steps, ... */
   PetscCall(NNSetUp(*net));
   PetscFunctionReturn(0);

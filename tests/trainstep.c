@@ -32,30 +32,10 @@ static PetscErrorCode Record(NN net PETSC_UNUSED, PetscInt epoch PETSC_UNUSED, P
 
 static PetscErrorCode CreateNet(MPI_Comm comm, History *h, NN *net)
 {
-  NNLayer     l;
-  NNOpt       opt;
-  NNTrainer   tr;
-  PetscMPIInt size;
+  NNTrainer tr;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(NNCreate(comm, net));
-  PetscCall(NNSetProcessGrid(*net, 1, size));
-  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc1", &l));
-  PetscCall(NNLayerDenseSetUnits(l, 12));
-  PetscCall(NNAddLayer(*net, NNLAYERTANH, "act", NULL));
-  PetscCall(NNAddLayer(*net, NNLAYERDROPOUT, "drop", &l));
-  PetscCall(NNLayerDropoutSetRate(l, 0.2));
-  PetscCall(NNAddLayer(*net, NNLAYERDENSE, "fc2", &l));
-  PetscCall(NNLayerDenseSetUnits(l, NCLASSES));
-  PetscCall(NNSetLoss(*net, NNLOSSCROSSENTROPY));
-  PetscCall(NNSetBatchSize(*net, BATCH));
-  PetscCall(NNSetEpochs(*net, EPOCHS));
-  PetscCall(NNSetSeed(*net, 9));
-  PetscCall(NNSetInputShape(*net, 1, (PetscInt[]){NFEAT}));
-  PetscCall(NNGetOpt(*net, &opt));
-  PetscCall(NNOptSetLearningRate(opt, 0.02));
-  PetscCall(NNOptSetSchedule(opt, NNOPTSCHEDULESTEP, 1, 0.7));
+  PetscCall(NNTestCreateDropoutClassifier(comm, NFEAT, NCLASSES, BATCH, EPOCHS, net));
   PetscCall(NNGetTrainer(*net, &tr));
   PetscCall(NNTrainerSetShuffle(tr, PETSC_FALSE));
   PetscCall(NNTrainerSetStepsPerEpoch(tr, NBATCHES)); /* the schedule's epochs as NNTrain()'s */
