@@ -100,6 +100,32 @@ cdef class Data(Object):
         CHKERR(NNDataGetTargetSize(self.data, &n))
         return n
 
+    def setBufferCapacity(self, PetscInt capacity):
+        """Replay buffers ("buffer"): how many (input, target) pairs the ring holds."""
+        CHKERR(NNDataBufferSetCapacity(self.data, capacity))
+
+    def getBufferCapacity(self):
+        cdef PetscInt n = 0
+        CHKERR(NNDataBufferGetCapacity(self.data, &n))
+        return n
+
+    def setBufferReplacement(self, flag):
+        CHKERR(NNDataBufferSetReplacement(self.data, asbool(flag)))
+
+    def setBufferSeed(self, seed):
+        CHKERR(NNDataBufferSetSeed(self.data, <PetscInt64>seed))
+
+    def push(self, Vec x, Vec y):
+        """Replay buffers: pushes one (input, target) pair, e.g. a simulation's state and its successor."""
+        CHKERR(NNDataBufferPush(self.data, x.vec, y.vec))
+
+    def getBufferCount(self):
+        """Replay buffers: (pairs held now, pairs ever pushed)."""
+        cdef PetscInt held = 0
+        cdef PetscInt64 pushed = 0
+        CHKERR(NNDataBufferGetCount(self.data, &held, &pushed))
+        return held, pushed
+
     def getBatch(self, indices, Vec x, Vec t=None):
         """Fills x (and t) with the samples of the given global indices, one after the other."""
         cdef PetscInt[::1] ids = numpy.ascontiguousarray(indices, dtype=numpy.dtype("i%d" % sizeof(PetscInt)))

@@ -23,6 +23,16 @@ cdef class NN(Object):
         self.nn = newnn
         return self
 
+    def createFromOptionsFile(self, filename, prefix=None, comm=None):
+        """Creates the network, its optimizer and trainer from an options (or PETSc YAML) file, under a prefix."""
+        cdef MPI_Comm ccomm = GetComm(comm, GetCommDefault())
+        cdef PetNN newnn = NULL
+        bprefix = str2bytes(prefix) if prefix else b""
+        CHKERR(NNCreateFromOptionsFile(ccomm, str2bytes(filename), bprefix, &newnn))
+        CHKERR(PetscObjectDestroy(self.obj))
+        self.nn = newnn
+        return self
+
     def setType(self, nn_type):
         """"sequential" or "graph"."""
         CHKERR(NNSetType(self.nn, str2bytes(nn_type)))
@@ -289,6 +299,22 @@ cdef class NN(Object):
     def train(self, Data train, Data test=None):
         """Trains with the trainer's optimizer for its epochs (NNTrain)."""
         CHKERR(NNTrain(self.nn, train.data, NULL if test is None else test.data))
+
+    def trainStep(self, Vec x, Vec y):
+        """One optimizer step on the batch given (online training, NNTrainStep); returns the loss."""
+        cdef PetscReal loss = 0
+        CHKERR(NNTrainStep(self.nn, x.vec, y.vec, &loss))
+        return loss
+
+    def setTrainBuffer(self, Data buffer):
+        """The replay buffer (a Data of type "buffer") trainStepBuffer() draws from."""
+        CHKERR(NNSetTrainBuffer(self.nn, buffer.data))
+
+    def trainStepBuffer(self):
+        """One optimizer step on a minibatch drawn from the train buffer; returns the loss."""
+        cdef PetscReal loss = 0
+        CHKERR(NNTrainStepBuffer(self.nn, &loss))
+        return loss
 
     def evaluate(self, Data data):
         """(mean loss, accuracy) over a data set; accuracy is -1 for regression losses."""

@@ -50,6 +50,10 @@ cdef class Trainer(Object):
         CHKERR(NNTrainerGetEpochs(self.trainer, &n))
         return n
 
+    def setStepsPerEpoch(self, PetscInt steps):
+        """Online training: how many trainStep() calls make an epoch of the schedule."""
+        CHKERR(NNTrainerSetStepsPerEpoch(self.trainer, steps))
+
     def setShuffle(self, flag):
         CHKERR(NNTrainerSetShuffle(self.trainer, asbool(flag)))
 

@@ -197,6 +197,19 @@ cdef extern from "petnn.h" nogil:
     PetscErrorCode NNTrainerMonitorSet(PetTrainer, PetscErrorCode (*)(PetNN, PetscInt, PetscInt, PetscReal, void *), void *, PetscErrorCode (*)(void **))
     PetscErrorCode NNTrainerMonitorCancel(PetTrainer)
 
+cdef extern from "petnn.h" nogil:  # online training (include/petnn/online.h)
+    PetscErrorCode NNCreateFromOptionsFile(MPI_Comm, const char[], const char[], PetNN *)
+    PetscErrorCode NNTrainStep(PetNN, PetscVec, PetscVec, PetscReal *)
+    PetscErrorCode NNTrainStepBuffer(PetNN, PetscReal *)
+    PetscErrorCode NNSetTrainBuffer(PetNN, PetData)
+    PetscErrorCode NNTrainerSetStepsPerEpoch(PetTrainer, PetscInt)
+    PetscErrorCode NNDataBufferSetCapacity(PetData, PetscInt)
+    PetscErrorCode NNDataBufferGetCapacity(PetData, PetscInt *)
+    PetscErrorCode NNDataBufferSetReplacement(PetData, PetscBool)
+    PetscErrorCode NNDataBufferSetSeed(PetData, PetscInt64)
+    PetscErrorCode NNDataBufferPush(PetData, PetscVec, PetscVec)
+    PetscErrorCode NNDataBufferGetCount(PetData, PetscInt *, PetscInt64 *)
+
 cdef extern from "petnn/private/layerimpl.h" nogil:
     ctypedef enum NNTensorKind:
         NN_TENSOR_PARAM
