@@ -19,8 +19,8 @@ static PetscErrorCode NNONNXReadFile(MPI_Comm comm, const char file[], size_t *l
     if (fp && !fseek(fp, 0, SEEK_END)) n = ftell(fp);
     if (n >= 0 && n < PETSC_MPI_INT_MAX) {
       rewind(fp);
-      PetscCall(PetscMalloc1(n + 1, buf));
-      if (fread(*buf, 1, (size_t)n, fp) != (size_t)n) n = -1;
+      if (PetscMalloc1(n + 1, buf)) n = -1; /* the file is closed on this path too */
+      else if (fread(*buf, 1, (size_t)n, fp) != (size_t)n) n = -1;
     } else n = -1;
     if (fp) (void)fclose(fp);
   }
@@ -113,6 +113,10 @@ static PetscErrorCode NNLoadONNX_Private(NN net, const char file[])
 @*/
 PetscErrorCode NNLoadONNX(NN net, const char file[])
 {
+#if defined(PETNN_HAVE_ONNX)
+  PetscErrorCode ierr;
+#endif
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
   PetscValidCharPointer(file, 2);
@@ -121,9 +125,10 @@ PetscErrorCode NNLoadONNX(NN net, const char file[])
   if (!NN_LoadONNX) PetscCall(NNLogEventRegister("NNLoadONNX", NN_CLASSID, &NN_LoadONNX));
   PetscCall(PetscLogEventBegin(NN_LoadONNX, net, 0, 0, 0));
   PetscCall(NNImportedReset(net));
-  PetscCall(NNLoadONNX_Private(net, file));
+  ierr = NNLoadONNX_Private(net, file);
+  PetscCall(PetscLogEventEnd(NN_LoadONNX, net, 0, 0, 0)); /* after an error too */
+  PetscCall(ierr);
   PetscCall(PetscStrallocpy(file, &net->imported.file));
-  PetscCall(PetscLogEventEnd(NN_LoadONNX, net, 0, 0, 0));
 #else
   SETERRQ(PetscObjectComm((PetscObject)net), PETSC_ERR_SUP, "NNLoadONNX(%s): this PetNN was built without ONNX import (install libprotobuf-c-dev protobuf-c-compiler libonnx-dev and reconfigure; -DPETNN_WITH_ONNX=ON)", file);
 #endif

@@ -28,12 +28,34 @@ static PetscErrorCode NNONNXFollow(NNONNX *o, const Onnx__NodeProto *node, size_
   PetscFunctionReturn(0);
 }
 
+/* the dense layer itself, from the weight b (B's entries) and the bias c (nc entries; NULL: none) */
+static PetscErrorCode NNONNXDenseLayer(NNONNX *o, const Onnx__NodeProto *node, const PetscScalar b[], PetscInt in, PetscInt out, PetscBool transB, PetscReal alpha, const Onnx__TensorProto *C, const PetscScalar c[], PetscInt nc, PetscReal beta)
+{
+  PetscScalar   *p;
+  NNLayer        l;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCheck(!C || nc == out || nc == 1, o->comm, PETSC_ERR_ARG_INCOMP, "ONNX node %s (%s): bias %s has %" PetscInt_FMT " entries, expected %" PetscInt_FMT " (or 1)", node->name, node->op_type, C->name, nc, out);
+  PetscCall(PetscMalloc1(out * in + (C ? out : 0), &p));
+  for (PetscInt r = 0; r < out; r++)
+    for (PetscInt s = 0; s < in; s++) p[r * in + s] = alpha * (transB ? b[r * in + s] : b[s * out + r]);
+  for (PetscInt r = 0; C && r < out; r++) p[out * in + r] = beta * c[nc == 1 ? 0 : r];
+  ierr = NNONNXAddLayer(o, node, NNLAYERDENSE, &l);
+  if (!ierr) ierr = NNLayerDenseSetUnits(l, out);
+  if (!ierr) ierr = NNLayerDenseSetBias(l, C ? PETSC_TRUE : PETSC_FALSE);
+  if (!ierr) ierr = NNImportedAddParameters(o->net, ((PetscObject)l)->name, out * in + (C ? out : 0), p);
+  PetscCall(PetscFree(p));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
 /* a dense layer of weight W[out,in] (B, transposed unless transB) scaled by alpha, and bias beta*C (C may be NULL) */
 static PetscErrorCode NNONNXDense(NNONNX *o, const Onnx__NodeProto *node, const Onnx__TensorProto *B, PetscBool transB, PetscReal alpha, const Onnx__TensorProto *C, PetscReal beta)
 {
-  PetscScalar *b, *c = NULL, *p;
-  PetscInt     nb, nc = 0, in, out;
-  NNLayer      l;
+  PetscScalar   *b = NULL, *c = NULL;
+  PetscInt       nb, nc = 0, in, out;
+  PetscErrorCode ierr = 0;
 
   PetscFunctionBegin;
   if (!B || B->n_dims != 2) PetscCall(NNONNXUnsupported(o, node, "its weight is not a 2-d initializer"));
@@ -41,23 +63,11 @@ static PetscErrorCode NNONNXDense(NNONNX *o, const Onnx__NodeProto *node, const 
   out = (PetscInt)(transB ? B->dims[0] : B->dims[1]);
   PetscCheck(o->nfeat == in, o->comm, PETSC_ERR_ARG_INCOMP, "ONNX node %s (%s) takes %" PetscInt_FMT " features but the layers before give %" PetscInt_FMT "%s", node->name, node->op_type, in, o->nfeat < 0 ? -o->nfeat - 1 : o->nfeat, o->nfeat < 0 ? " not flattened (a Flatten node is missing)" : "");
   PetscCall(NNONNXTensorToScalars(o, B, &b, &nb));
-  if (C) PetscCall(NNONNXTensorToScalars(o, C, &c, &nc));
-  if (C && nc != out && nc != 1) {
-    PetscCall(PetscFree(b));
-    PetscCall(PetscFree(c));
-    SETERRQ(o->comm, PETSC_ERR_ARG_INCOMP, "ONNX node %s (%s): bias %s has %" PetscInt_FMT " entries, expected %" PetscInt_FMT " (or 1)", node->name, node->op_type, C->name, nc, out);
-  }
-  PetscCall(PetscMalloc1(out * in + (C ? out : 0), &p));
-  for (PetscInt r = 0; r < out; r++)
-    for (PetscInt s = 0; s < in; s++) p[r * in + s] = alpha * (transB ? b[r * in + s] : b[s * out + r]);
-  for (PetscInt r = 0; C && r < out; r++) p[out * in + r] = beta * c[nc == 1 ? 0 : r];
-  PetscCall(NNONNXAddLayer(o, node, NNLAYERDENSE, &l));
-  PetscCall(NNLayerDenseSetUnits(l, out));
-  PetscCall(NNLayerDenseSetBias(l, C ? PETSC_TRUE : PETSC_FALSE));
-  PetscCall(NNImportedAddParameters(o->net, ((PetscObject)l)->name, out * in + (C ? out : 0), p));
-  PetscCall(PetscFree(p));
-  PetscCall(PetscFree(b));
+  if (C) ierr = NNONNXTensorToScalars(o, C, &c, &nc);
+  if (!ierr) ierr = NNONNXDenseLayer(o, node, b, in, out, transB, alpha, C, c, nc, beta);
+  PetscCall(PetscFree(b)); /* on the error paths too */
   PetscCall(PetscFree(c));
+  PetscCall(ierr);
   o->nfeat = out;
   PetscFunctionReturn(0);
 }

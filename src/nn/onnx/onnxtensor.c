@@ -57,18 +57,23 @@ static PetscErrorCode NNONNXTensorRead(NNONNX *o, const Onnx__TensorProto *t, Pe
 /* the tensor's entries as PetscScalar (float converted), in its own row-major order; free with PetscFree() */
 PetscErrorCode NNONNXTensorToScalars(NNONNX *o, const Onnx__TensorProto *t, PetscScalar **v, PetscInt *n)
 {
+  PetscErrorCode ierr;
+  PetscInt       bad = -1;
+
   PetscFunctionBegin;
+  *v = NULL;
   PetscCheck(!(t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) && t->n_external_data == 0, o->comm, PETSC_ERR_SUP, "ONNX initializer %s is stored in external data (a separate file): not supported; save the model with its data inside (onnx.save_model(model, f, save_as_external_data=False))", t->name);
   PetscCheck(t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, o->comm, PETSC_ERR_SUP, "ONNX initializer %s has data type %d: only float (1) and double (11) are supported", t->name, (int)t->data_type);
   PetscCall(NNONNXTensorSize(o, t, n));
   PetscCall(PetscMalloc1(*n, v));
-  PetscCall(NNONNXTensorRead(o, t, *n, *v));
-  for (PetscInt i = 0; i < *n; i++) {
-    if (PetscIsInfOrNanReal((*v)[i])) {
-      PetscCall(PetscFree(*v));
-      SETERRQ(o->comm, PETSC_ERR_FP, "ONNX initializer %s has a NaN or Inf at entry %" PetscInt_FMT ": the model is not usable", t->name, i);
-    }
+  ierr = NNONNXTensorRead(o, t, *n, *v);
+  for (PetscInt i = 0; !ierr && i < *n; i++) {
+    if (PetscIsInfOrNanReal((*v)[i])) bad = i;
+    if (bad >= 0) break;
   }
+  if (ierr || bad >= 0) PetscCall(PetscFree(*v)); /* no leak on the error paths */
+  PetscCall(ierr);
+  PetscCheck(bad < 0, o->comm, PETSC_ERR_FP, "ONNX initializer %s has a NaN or Inf at entry %" PetscInt_FMT ": the model is not usable", t->name, bad);
   PetscFunctionReturn(0);
 }
 #endif
