@@ -55,7 +55,7 @@ SAN_CTEST_ARGS ?=
 VG_TESTS       ?= .
 FUZZ_DIR       ?= build-fuzz
 FUZZ_SECONDS   ?= 10
-FUZZ_TARGETS   ?= idx binary hdf5 checkpoint options
+FUZZ_TARGETS   ?= idx binary hdf5 checkpoint options onnx
 BUNDLE_DIR     ?= dist
 
 .PHONY: all deps configure build check check-cores demo install update-outputs clean sanitize valgrind fuzz fuzz-build \

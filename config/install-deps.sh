@@ -13,6 +13,7 @@ packages=(
   build-essential cmake pkg-config gfortran
   petsc-dev slepc-dev libopenmpi-dev openmpi-bin libopenblas-dev zlib1g-dev
   libfftw3-dev libfftw3-mpi-dev
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-onnx
   libpetsc3.18-dev-examples
   dataset-fashion-mnist
   python3-torch python3-h5py python3-numpy

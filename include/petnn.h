@@ -304,6 +304,7 @@ PETSC_EXTERN PetscErrorCode NNGetEpochs(NN, PetscInt *);
 PETSC_EXTERN PetscErrorCode NNSetSeed(NN, PetscInt64);
 PETSC_EXTERN PetscErrorCode NNGetOpt(NN, NNOpt *);
 PETSC_EXTERN PetscErrorCode NNSetFromOptions(NN);
+PETSC_EXTERN PetscErrorCode NNLoadONNX(NN, const char[]); /* an ONNX model's layers and parameters (protobuf-c; PETNN_WITH_ONNX) */
 PETSC_EXTERN PetscErrorCode NNSetUp(NN);
 PETSC_EXTERN PetscErrorCode NNSetPoolBeforeActivation(NN, PetscBool);
 /* the precision of the activations and their gradients (-nn_precision); parameters, optimizer state and checkpoints stay double */

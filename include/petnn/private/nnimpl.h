@@ -280,7 +280,19 @@ struct _p_NN {
     NNBackwardCallbacks backward; /* NNSetBackwardCallbacks(): called during NNLossGradient()'s backward pass */
     PetscInt            rngshard[2]; /* NNSetRandomShard(): samples of other data groups before and after this rank's */
   } pass;
+  /* an imported model's parameters (NNLoadONNX(), src/nn/onnx): written over the initialization of every NNSetUp()
+     that initializes, so options applied after the import keep them (src/nn/interface/nnimported.c) */
+  struct {
+    PetscInt      n;
+    char        **layer;
+    PetscInt     *len;
+    PetscScalar **val;
+    char         *file; /* the model read (-nn_onnx is read once) */
+  } imported;
 };
+PETSC_INTERN PetscErrorCode NNImportedAddParameters(NN, const char[], PetscInt, const PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNImportedApply(NN, PetscScalar[]);
+PETSC_INTERN PetscErrorCode NNImportedReset(NN);
 
 /* the passes (src/nn/interface/nnpass.c) */
 PETSC_INTERN PetscErrorCode NNSetBackwardCallbacks(NN, const NNBackwardCallbacks *); /* NULL: none */

@@ -299,7 +299,8 @@ static PetscErrorCode NNSetFromOptions_Layer(NN net, PetscInt i, const char name
 .  -nn_batch_size <n> - minibatch size
 .  -nn_precision <double,single> - precision of the activations and their gradients (`NNSetPrecision()`)
 .  -nn_device <cpu,cuda> - where the activations live and the passes run (`NNSetDevice()`)
--  -nn_seed <s> - random seed
+.  -nn_seed <s> - random seed
+-  -nn_onnx <file> - an ONNX model's layers and parameters (`NNLoadONNX()`)
 
    Notes:
    The options of the network's trainer (-nn_epochs, -nn_monitor, -nn_checkpoint, ...:
@@ -318,6 +319,8 @@ PetscErrorCode NNSetFromOptions(NN net)
   NNPrecision prec;
   char        nntype[32] = "";
   PetscBool   badtype = PETSC_FALSE;
+  char        onnx[PETSC_MAX_PATH_LEN] = "";
+  PetscBool   onnxflg = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(net, NN_CLASSID, 1);
@@ -331,6 +334,7 @@ PetscErrorCode NNSetFromOptions(NN net)
     if (flg && (seq || graph)) PetscCall(NNSetType(net, nntype));
     else if (flg) badtype = PETSC_TRUE; /* refused after PetscOptionsEnd(): an error inside the block leaks its strings */
   }
+  PetscCall(PetscOptionsString("-nn_onnx", "An ONNX model file: its layers and parameters (read once)", "NNLoadONNX", onnx, onnx, sizeof(onnx), &onnxflg));
   PetscCall(PetscOptionsStringArray("-nn_layers", "Comma-separated layer names, each configured by -<name>_type ...", "NNAddLayer", names, &nnames, &flg));
   if (flg) {
     /* layers already present under the same names (a second NNSetFromOptions()) are kept */
@@ -368,6 +372,11 @@ PetscErrorCode NNSetFromOptions(NN net)
   PetscCall(PetscObjectProcessOptionsHandlers((PetscObject)net, PetscOptionsObject)); /* the trainer's options (NNGetTrainer()) */
   PetscOptionsEnd();
   if (badtype) PetscCall(NNSetType(net, nntype)); /* its error names the valid types */
+  if (onnxflg) {
+    PetscBool same = PETSC_FALSE;
+    if (net->imported.file) PetscCall(PetscStrcmp(net->imported.file, onnx, &same));
+    if (!same) PetscCall(NNLoadONNX(net, onnx)); /* its layers then read their own options below */
+  }
   net->setfromoptionscalled = PETSC_TRUE;
   for (PetscInt i = 0; i < net->added.n; i++) PetscCall(NNLayerSetFromOptions(net->added.layers[i])); /* inserted repartitions have no options */
   if (NNTrainerConstructor) PetscCall((*NNTrainerConstructor)(net)); /* the trainer and its optimizer read -nn_epochs, -opt_type, ... (NNGetTrainer()) */
@@ -569,6 +578,7 @@ PetscErrorCode NNDestroy(NN *net)
   PetscCall(DMDestroy(&(*net)->spatial.indm));
   PetscCall(PetscObjectDestroy((PetscObject *)&(*net)->trainer));
   PetscCall(NNParallelDestroy(&(*net)->par));
+  PetscCall(NNImportedReset(*net));
   PetscCall(PetscHeaderDestroy(net));
   PetscFunctionReturn(0);
 }

@@ -266,6 +266,7 @@ PetscErrorCode NNSetUp(NN net)
     PetscCall(VecGetArray(net->buf, &buf));
     PetscCall(NNSetLayerPointers(net, theta, NULL, buf));
     for (PetscInt i = 0; i < net->nlayers; i++) PetscCall(NNLayerInitializeAll(net->layers[i]));
+    PetscCall(NNImportedApply(net, theta)); /* an imported model's parameters (NNLoadONNX()) */
     PetscCall(NNSetLayerPointers(net, NULL, NULL, NULL));
     PetscCall(VecRestoreArray(net->buf, &buf));
     PetscCall(VecRestoreArray(net->theta, &theta));
