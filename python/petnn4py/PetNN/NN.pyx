@@ -334,6 +334,10 @@ cdef class NN(Object):
         TaoDestroy(&t)
         CHKERR(ierr)
 
+    def loadONNX(self, filename):
+        """Layers and parameters from an ONNX file (torch.onnx.export; NNLoadONNX, -nn_onnx)."""
+        CHKERR(NNLoadONNX(self.nn, str2bytes(filename)))
+
     def saveCheckpoint(self, filename):
         """Parameters, buffers, optimizer state, generator and cursor to HDF5, written atomically."""
         CHKERR(NNCheckpointSave(self.nn, str2bytes(filename)))

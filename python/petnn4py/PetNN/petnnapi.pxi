@@ -199,6 +199,7 @@ cdef extern from "petnn.h" nogil:
 
 cdef extern from "petnn.h" nogil:  # online training (include/petnn/online.h)
     PetscErrorCode NNCreateFromOptionsFile(MPI_Comm, const char[], const char[], PetNN *)
+    PetscErrorCode NNLoadONNX(PetNN, const char[])
     PetscErrorCode NNTrainStep(PetNN, PetscVec, PetscVec, PetscReal *)
     PetscErrorCode NNTrainStepBuffer(PetNN, PetscReal *)
     PetscErrorCode NNSetTrainBuffer(PetNN, PetData)
